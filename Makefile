@@ -1,0 +1,56 @@
+# sonde: plain Makefile. `make` builds build/sonde; `make test` installs what
+# the tests need, builds (normal and sanitizer builds) and runs every test.
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
+CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc
+LDLIBS  := -lbpf -lelf -lz
+PREFIX  ?= /usr/local
+
+SRCS     := $(sort $(wildcard src/*.c src/*/*.c))
+LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+OBJS     := $(SRCS:%.c=build/obj/%.o)
+LIB_OBJS := $(LIB_SRCS:%.c=build/obj/%.o)
+ASAN_OBJS:= $(SRCS:%.c=build/asan/obj/%.o)
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=build/tests/%)
+
+.PHONY: all test test-unit test-runtime test-diff install clean deps asan
+
+all: build/sonde
+
+build/sonde: $(OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+build/obj/%.o: %.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+asan: build/asan/sonde
+build/asan/sonde: $(ASAN_OBJS)
+	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+build/asan/obj/%.o: %.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -c -o $@ $<
+
+build/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-prototypes -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+deps:
+	@sh tests/setup.sh
+
+test: deps all asan $(UNIT_BINS)
+	@python3 tests/run_all.py
+
+test-unit: $(UNIT_BINS)
+	@python3 tests/run_all.py --only unit
+
+install: build/sonde
+	install -D -m 755 build/sonde $(DESTDIR)$(PREFIX)/bin/sonde
+
+clean:
+	rm -rf build

@@ -1,0 +1,43 @@
+/*
+ * Diagnostics: the one place that prints compiler errors.
+ *
+ * Every phase (lexer, parser, semantic analysis, code generation, loader)
+ * reports through diag_error() with a source location; the message comes out
+ * as `file:line:col: error: message`, then the source line, then a caret
+ * under the column (tildes under the rest of the token when its length is
+ * known), like a C compiler.
+ */
+#ifndef SONDE_DIAG_H
+#define SONDE_DIAG_H
+
+#include <stdio.h>
+
+/* A position in the program text; line and column count from 1. */
+struct src_loc {
+	int line;
+	int column;
+	int length; /* characters to underline; 0 or 1 means a single caret */
+};
+
+/* The program being compiled, so messages can quote its lines. */
+struct source {
+	const char *filename; /* "stdin" for -e programs, as bpftrace does */
+	const char *text;     /* whole program, NUL-terminated */
+};
+
+struct diag {
+	const struct source *source;
+	FILE *out;        /* stderr normally; a memstream in unit tests */
+	int error_count;
+};
+
+void diag_init(struct diag *diag, const struct source *source, FILE *out);
+void diag_error(struct diag *diag, struct src_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void diag_warning(struct diag *diag, struct src_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* An error that belongs to no particular place (e.g. "no probes"). */
+void diag_error_noloc(struct diag *diag, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * The compiled program: what the compiler hands to the runtime.
+ *
+ * It holds BPF instructions ready for the verifier (map references are
+ * BPF_LD_IMM64 with src_reg = BPF_PSEUDO_MAP_FD and imm = map id; the loader
+ * swaps the id for the real fd), a description of every map (so the runtime
+ * can create and print it), and a description of every asynchronous event a
+ * BPF program can send through the ring buffer (so the runtime can decode it).
+ *
+ * Map storage, shared knowledge of code generator and printers:
+ *  - BPF key = the user key (key_type, stored with type_storage_size; absent
+ *    when key_type is NULL) followed, for hist/lhist only, by a u64 bucket.
+ *    A map with neither user key nor bucket has an 8-byte zero key.
+ *  - Per-CPU value layouts (maps of aggregations are BPF_MAP_TYPE_PERCPU_HASH):
+ *      count        u64
+ *      sum          s64 (u64 if the summed expression is unsigned)
+ *      min, max     struct { s64 value; u64 is_set; }
+ *      avg, stats   struct { s64 sum; u64 count; }
+ *      hist, lhist  u64 count of the bucket named in the key
+ *    Every other value is one plain value (type_storage_size bytes) in a
+ *    BPF_MAP_TYPE_HASH.
+ *  - hist bucket numbers, with k = hist_bits: 0 holds negative values, 1 holds
+ *    zero; for v >= 1 with l = floor(log2 v): 2 + (l << k) + s where s is the
+ *    k-bit sub-bucket ((v - 2^l) << k >> l). The bucket's lower bound is
+ *    2^l + ((s << l) >> k).
+ *  - lhist bucket numbers: 0 holds v < min, i in 1..n holds
+ *    [min + (i-1)*step, min + i*step), n+1 holds v >= max, n = (max-min)/step.
+ *
+ * Ring-buffer records: a u64 event index (into program.events) then the
+ * arguments at the offsets listed in event_desc.args.
+ */
+#ifndef SONDE_PROGRAM_H
+#define SONDE_PROGRAM_H
+
+#include <linux/bpf.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "types.h"
+#include "util.h"
+
+struct probe_point;
+
+enum map_role {
+	MAP_ROLE_USER,     /* a map named in the program: @x, @ */
+	MAP_ROLE_RINGBUF,  /* async events to user space */
+	MAP_ROLE_LOST,     /* PERCPU_ARRAY[1] of u64: ring-buffer records dropped */
+	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
+	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
+};
+
+/* Written by the runtime into the config map before any probe is attached. */
+struct program_config {
+	uint64_t start_ns; /* bpf_ktime_get_ns() at start, for `elapsed` */
+};
+
+struct map_desc {
+	int id;                    /* index in program.maps; the imm of map-fd loads */
+	char *name;                /* "@name" or "@"; internal maps: ".ringbuf" etc. */
+	enum map_role role;
+	struct type *key_type;     /* user key, NULL when the map has none */
+	bool key_is_multi;         /* key_type is a tuple of @m[a, b] keys, printed without parens */
+	struct type *value_type;   /* aggregation kind or plain value type */
+	uint32_t bpf_map_type;     /* enum bpf_map_type */
+	uint32_t key_size;
+	uint32_t value_size;       /* per CPU for per-CPU maps */
+	uint32_t max_entries;
+	int fd;                    /* set by the runtime; -1 before */
+};
+
+enum event_kind {
+	EVENT_PRINTF,      /* format + args, printed to the output */
+	EVENT_SYSTEM,      /* format + args, run by the shell (needs --unsafe) */
+	EVENT_CAT,         /* format + args make a path; print that file */
+	EVENT_TIME,        /* format: strftime text of the current local time */
+	EVENT_EXIT,        /* args[0]: exit code */
+	EVENT_PRINT_MAP,   /* map_id, top, div */
+	EVENT_CLEAR_MAP,   /* map_id */
+	EVENT_ZERO_MAP,    /* map_id */
+	EVENT_PRINT_VALUE, /* args[0]: a value that is not a map */
+	EVENT_JOIN,        /* args[0]: string array; format holds the delimiter */
+};
+
+enum arg_conversion {
+	ARG_PLAIN,     /* print the value as its type says */
+	ARG_STRFTIME,  /* u64 boot-time ns formatted with strftime_format */
+};
+
+struct event_arg {
+	struct type *type;
+	int offset;                 /* bytes from the record start (after the u64 index: >= 8) */
+	enum arg_conversion conversion;
+	char *strftime_format;
+};
+
+struct event_desc {
+	enum event_kind kind;
+	char *format;               /* printf/system/cat/time format, join delimiter */
+	int arg_count;
+	struct event_arg *args;
+	int record_size;            /* total bytes of the record including the index */
+	int map_id;                 /* PRINT_MAP / CLEAR_MAP / ZERO_MAP */
+	int top;                    /* print(@m, top, div): 0 = all */
+	int div;                    /* 0 = no division */
+	int join_count;             /* EVENT_JOIN: number of string slots */
+	struct src_loc loc;         /* the call, for runtime messages */
+};
+
+enum probe_role {
+	PROBE_ROLE_NORMAL, /* attached to a kernel event */
+	PROBE_ROLE_BEGIN,  /* run once by the runtime before attaching the rest */
+	PROBE_ROLE_END,    /* run once by the runtime at exit */
+};
+
+struct probe_program {
+	char *name;                 /* e.g. "tracepoint:syscalls:sys_enter_openat" */
+	struct probe_point *point;  /* what to attach to (from the provider) */
+	enum probe_role role;
+	uint32_t prog_type;         /* enum bpf_prog_type */
+	uint32_t expected_attach_type;
+	struct bpf_insn *insns;
+	int insn_count;
+	struct src_loc *insn_locs;  /* source of each instruction, for verifier errors */
+	int prog_fd;                /* set by the runtime; -1 before */
+};
+
+struct program {
+	struct source source;
+	VEC(struct map_desc) maps;
+	VEC(struct event_desc) events;
+	VEC(struct probe_program) probes;
+	int ringbuf_map_id;         /* -1 when the program sends no events */
+	int lost_map_id;
+	int config_map_id;
+	int scratch_map_id;
+};
+
+void program_free(struct program *program);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * Types of values in a sonde program, shared by the compiler (which infers
+ * them) and the runtime (which decodes the bytes BPF programs leave in maps
+ * and ring-buffer records).
+ *
+ * Memory layout rules, which the code generator and the printers both rely on:
+ *  - TYPE_INT has size 1, 2, 4 or 8 in expressions, but inside map keys, map
+ *    values and ring-buffer records every integer is widened to 8 bytes
+ *    (little endian, sign-extended when is_signed).
+ *  - TYPE_STRING is `size` bytes holding a NUL-terminated string padded with
+ *    NULs (sonde zeroes the buffer before reading, so no garbage follows).
+ *  - TYPE_TUPLE fields sit at fields[i].offset; each offset is a multiple of 8
+ *    and size is rounded up to 8.
+ *  - Aggregations (count .. lhist) describe map values; see program.h for how
+ *    each is stored per CPU.
+ */
+#ifndef SONDE_TYPES_H
+#define SONDE_TYPES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum type_kind {
+	TYPE_NONE,     /* not inferred yet, or an error already reported */
+	TYPE_VOID,     /* result of statement-like calls: printf, exit, clear */
+	TYPE_INT,      /* integer: size 1/2/4/8, signed or unsigned */
+	TYPE_STRING,   /* fixed-size NUL-padded character array */
+	TYPE_TUPLE,    /* (a, b, ...): fields of their own types */
+	TYPE_POINTER,  /* an address; `pointee` says what it points to */
+	TYPE_RECORD,   /* named fields, e.g. a tracepoint's args */
+	TYPE_INET,     /* ntop() result: 8-byte family then 16 address bytes */
+	TYPE_COUNT,    /* count(): u64 per CPU, summed when printed */
+	TYPE_SUM,      /* sum(x): s64/u64 per CPU, summed */
+	TYPE_AVG,      /* avg(x): {sum, count} per CPU */
+	TYPE_MIN,      /* min(x): {value, is_set} per CPU */
+	TYPE_MAX,      /* max(x): {value, is_set} per CPU */
+	TYPE_STATS,    /* stats(x): {sum, count} per CPU (count, average, total) */
+	TYPE_HIST,     /* hist(x[, k]): power-of-two buckets, see program.h */
+	TYPE_LHIST,    /* lhist(x, min, max, step): linear buckets */
+};
+
+struct type;
+
+struct type_field {
+	char *name;          /* NULL for tuple fields */
+	struct type *type;
+	int offset;          /* bytes from the start of the tuple/record */
+	int bitfield_bits;   /* 0 unless a bitfield (records only) */
+	int bitfield_offset;
+};
+
+struct type {
+	enum type_kind kind;
+	int size;            /* bytes this value occupies in BPF memory */
+	bool is_signed;      /* TYPE_INT, and the value of TYPE_SUM/MIN/MAX/AVG/STATS */
+
+	/* TYPE_TUPLE, TYPE_RECORD */
+	int field_count;
+	struct type_field *fields;
+	char *record_name;   /* TYPE_RECORD: e.g. "struct _tracepoint_syscalls_sys_enter_openat" */
+
+	/* TYPE_POINTER */
+	struct type *pointee;
+	bool is_user_pointer; /* read with probe_read_user rather than _kernel */
+
+	/* TYPE_HIST: log2 buckets split into 2^hist_bits linear parts (0 = plain log2) */
+	int hist_bits;
+	/* TYPE_LHIST */
+	int64_t lhist_min, lhist_max, lhist_step;
+
+	/* TYPE_STRING from a char array field that is __data_loc (tracepoints) */
+	bool is_data_loc;
+};
+
+/* Constructors. Types are interned where cheap and never freed (a compile is
+ * short-lived); callers must not mutate a type they did not create. */
+struct type *type_new(enum type_kind kind);
+struct type *type_void(void);
+struct type *type_none(void);
+struct type *type_int(int size, bool is_signed);
+struct type *type_string(int size);
+struct type *type_pointer(struct type *pointee, bool is_user);
+/* Builds a tuple from element types, computing 8-aligned offsets. */
+struct type *type_tuple(struct type **elements, int count);
+struct type *type_aggregation(enum type_kind kind, bool is_signed);
+
+bool type_is_aggregation(const struct type *type);
+bool type_is_integer_like(const struct type *type); /* int or pointer */
+bool type_equal(const struct type *a, const struct type *b);
+/* Size inside maps/records: ints widen to 8, others keep their size. */
+int type_storage_size(const struct type *type);
+/* Human-readable, for error messages: "int64", "uint32", "string[64]", "(int64, string[16])". */
+const char *type_name(const struct type *type);
+const char *type_kind_name(enum type_kind kind);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * The abstract syntax tree: what the parser builds, semantic analysis
+ * annotates (type, map/variable resolution) and code generation walks.
+ *
+ * One node struct serves every kind; which fields mean something depends on
+ * the kind and is written next to each NODE_ value. Lists (statements, call
+ * arguments, map keys, tuple elements, probe specs) are chained through
+ * `next`. Nodes live in an arena owned by struct ast and are freed together.
+ */
+#ifndef SONDE_AST_H
+#define SONDE_AST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/diag.h"
+#include "../common/types.h"
+
+enum node_kind {
+	/* ---- top level ---- */
+	NODE_PROBE,            /* action block: specs = NODE_PROBE_SPEC list, predicate (or NULL), body */
+	NODE_PROBE_SPEC,       /* one probe as written: name = "tracepoint:syscalls:sys_enter_*" */
+	/* ---- statements ---- */
+	NODE_EXPR_STMT,        /* expression for its effect: lhs */
+	NODE_ASSIGN,           /* lhs op= rhs; lhs is NODE_VAR or NODE_MAP; op = OP_ASSIGN or the compound operator */
+	NODE_IF,               /* if (cond) then else els; then/els are statement lists; els may hold one NODE_IF */
+	NODE_WHILE,            /* while (cond) body */
+	NODE_UNROLL,           /* unroll (lhs) body; lhs is an integer constant expression */
+	NODE_FOR_MAP,          /* for (lhs : rhs) body; lhs NODE_VAR, rhs NODE_MAP without keys */
+	NODE_FOR_RANGE,        /* for (lhs : cond .. rhs) body; lhs NODE_VAR, cond = start, rhs = end (exclusive) */
+	NODE_BREAK,            /* break */
+	NODE_CONTINUE,         /* continue */
+	NODE_RETURN,           /* return: ends this probe's program */
+	NODE_BLOCK,            /* { body } used as a statement */
+	/* ---- expressions ---- */
+	NODE_INT,              /* int_value (unsigned bits; is_negative_literal not needed: '-' is OP_NEG) */
+	NODE_STRING,           /* string_value with escapes decoded, string_length bytes (without NUL) */
+	NODE_BUILTIN,          /* name: pid, tid, comm, nsecs, args, arg0, retval, ... */
+	NODE_POSITIONAL,       /* $N: int_value = N */
+	NODE_POSITIONAL_COUNT, /* $# */
+	NODE_VAR,              /* $name: name without the '$' */
+	NODE_MAP,              /* @name[keys]: name = "@name" or "@", args = key list or NULL */
+	NODE_CALL,             /* name(args) */
+	NODE_BINARY,           /* lhs op rhs */
+	NODE_UNARY,            /* op lhs: OP_NEG, OP_BITNOT, OP_LNOT, OP_DEREF, OP_ADDR */
+	NODE_INCDEC,           /* ++lhs, lhs++, --lhs, lhs--: op = OP_INC/OP_DEC, is_prefix */
+	NODE_TERNARY,          /* cond ? lhs : rhs */
+	NODE_FIELD,            /* lhs.name or lhs->name (is_arrow) */
+	NODE_TUPLE_INDEX,      /* lhs.N: int_value = N */
+	NODE_INDEX,            /* lhs[rhs]: array/pointer indexing */
+	NODE_CAST,             /* (name)lhs: name is the type as written: "uint8", "struct task_struct *" */
+	NODE_TUPLE,            /* (a, b, ...): args = elements (two or more) */
+	NODE_SIZEOF,           /* sizeof(name) when name != NULL, else sizeof(lhs) */
+	NODE_OFFSETOF,         /* offsetof(name, field): string_value = field path */
+};
+
+enum op {
+	OP_NONE,
+	OP_ASSIGN,   /* '=' in NODE_ASSIGN */
+	OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD,
+	OP_BITAND, OP_BITOR, OP_BITXOR, OP_SHL, OP_SHR,
+	OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE,
+	OP_LAND, OP_LOR,
+	OP_NEG,      /* unary - */
+	OP_BITNOT,   /* ~ */
+	OP_LNOT,     /* ! */
+	OP_DEREF,    /* unary * */
+	OP_ADDR,     /* unary & */
+	OP_INC, OP_DEC,
+};
+
+struct node {
+	enum node_kind kind;
+	struct src_loc loc;
+	struct node *next;        /* next statement / argument / key / element / probe / spec */
+
+	/* children */
+	struct node *lhs;
+	struct node *rhs;
+	struct node *cond;
+	struct node *then;
+	struct node *els;
+	struct node *body;        /* statement list */
+	struct node *args;        /* list: call arguments, map keys, tuple elements, probe specs */
+	struct node *predicate;   /* NODE_PROBE */
+
+	/* payload */
+	enum op op;
+	bool is_prefix;           /* NODE_INCDEC */
+	bool is_arrow;            /* NODE_FIELD */
+	uint64_t int_value;
+	char *name;
+	char *string_value;
+	int string_length;
+
+	/* filled by semantic analysis */
+	struct type *type;
+	int map_id;               /* NODE_MAP: index in program.maps */
+	int var_id;               /* NODE_VAR: index of the scratch variable in its probe */
+	int event_id;             /* NODE_CALL that sends a ring-buffer event */
+	bool is_constant;         /* expression folded to int_value / string_value */
+};
+
+struct ast {
+	struct node *probes;      /* list of NODE_PROBE */
+	/* arena: every node allocated through ast_new_node is freed by ast_free */
+	struct node **nodes;
+	int node_count;
+	int node_capacity;
+	char **strings;           /* strings owned by the arena */
+	int string_count;
+	int string_capacity;
+};
+
+struct node *ast_new_node(struct ast *ast, enum node_kind kind, struct src_loc loc);
+char *ast_strdup(struct ast *ast, const char *text, size_t length);
+void ast_free(struct ast *ast);
+
+/* Prints the tree in a stable indented text form (for -d and parser tests). */
+void ast_dump(const struct ast *ast, FILE *out);
+const char *node_kind_name(enum node_kind kind);
+const char *op_spelling(enum op op);  /* "+", "==", "++", ... */
+
+/* Parses source into *ast. Returns 0, or -1 after reporting errors to diag. */
+int parse_program(const struct source *source, struct ast *ast, struct diag *diag);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * The compiler's one entry point: program text in, struct program out.
+ * source -> tokens (lex.c) -> AST (parse.c) -> typed AST (sema.c)
+ *        -> IR on virtual registers (ir.c) -> registers (regalloc.c)
+ *        -> struct bpf_insn (emit.c)
+ */
+#ifndef SONDE_COMPILER_H
+#define SONDE_COMPILER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../common/diag.h"
+#include "../common/program.h"
+
+struct compile_options {
+	char **positional;      /* $1..$N as given on the command line */
+	int positional_count;
+	pid_t target_pid;       /* -p: every probe filters on this pid; 0 = none */
+	pid_t child_pid;        /* -c: value of cpid; 0 = none */
+	bool unsafe;            /* --unsafe allows system() and signal() */
+	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN, default 64) */
+	FILE *dump;             /* -d: AST, IR and instructions are written here; NULL = no dump */
+};
+
+/* Returns 0, or -1 after reporting every error through diag. */
+int compile_program(const struct source *source, const struct compile_options *options,
+		    struct program *program, struct diag *diag);
+
+#endif

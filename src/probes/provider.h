@@ -1,0 +1,91 @@
+/*
+ * Probe providers: one file per kind of event source, all behind this
+ * interface. The compiler asks a provider to expand a written probe spec
+ * (wildcards included) into concrete probe points and to describe what each
+ * point offers (typed `args`, argN, retval); the runtime asks it to attach a
+ * loaded program and to list probes for -l. Nothing else about a provider
+ * leaks into the core, and providers never print (they return an error
+ * sentence for the caller to report).
+ *
+ * Adding a provider = one new file defining a `const struct provider` and one
+ * line in the table in registry.c.
+ */
+#ifndef SONDE_PROVIDER_H
+#define SONDE_PROVIDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../common/diag.h"
+#include "../common/types.h"
+#include "../common/util.h"
+
+struct provider;
+
+/* How a program reaches its probe's arguments. */
+enum args_access {
+	ARGS_NONE,        /* the probe has no arguments */
+	ARGS_CTX_RECORD,  /* `args` is a record laid out in the context (tracepoints) */
+	ARGS_PT_REGS,     /* arg0..argN and retval come from struct pt_regs (kprobe, uprobe) */
+	ARGS_U64_ARRAY,   /* the context is u64[]: arg i at 8*i (raw tracepoints, fentry) */
+};
+
+/* Flags for the builtins a probe point supports. */
+enum probe_feature {
+	PROBE_HAS_ARGS = 1 << 0,    /* `args` / args->field */
+	PROBE_HAS_ARGN = 1 << 1,    /* arg0 .. argN */
+	PROBE_HAS_RETVAL = 1 << 2,  /* retval */
+	PROBE_HAS_FUNC = 1 << 3,    /* func */
+};
+
+/* A probe as written, split at ':' — before wildcard expansion. */
+struct probe_spec {
+	char *text;            /* as written: "t:syscalls:sys_enter_*" */
+	char *provider_name;   /* as written: "t" */
+	char *parts[4];        /* the ':'-separated fields after the provider */
+	int part_count;
+	struct src_loc loc;
+};
+
+/* One concrete thing to attach to. */
+struct probe_point {
+	const struct provider *provider;
+	char *name;            /* canonical full name: "tracepoint:sched:sched_switch" */
+	char *target;          /* tracepoint category; interval/profile unit; software event */
+	char *function;        /* tracepoint name; ... */
+	uint64_t period;       /* interval/profile/software: sample period (ns or events) */
+	uint64_t frequency;    /* interval/profile hz: samples per second (period is 0) */
+	bool every_cpu;        /* attach one perf event per CPU (profile, software) */
+	enum args_access args_access;
+	unsigned features;     /* enum probe_feature bits */
+	struct type *args_type;/* TYPE_RECORD for `args`; filled by describe() */
+};
+
+typedef VEC(struct probe_point *) probe_point_list;
+typedef VEC(int) fd_list;
+
+struct provider {
+	const char *name;          /* canonical: "tracepoint" */
+	const char *aliases[4];    /* other spellings: "t"; NULL-terminated */
+	uint32_t prog_type;        /* enum bpf_prog_type of programs for this provider */
+	/* Validates spec and appends every matching point to *out. 0 or -errno with *error set. */
+	int (*expand)(const struct probe_spec *spec, probe_point_list *out, char **error);
+	/* Fills in args_type and features; called only for points a program uses. */
+	int (*describe)(struct probe_point *point, char **error);
+	/* Attaches prog_fd to point; pushes every fd that keeps it attached onto *fds. */
+	int (*attach)(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
+	/* Prints names of probes matching pattern (NULL: all); verbose adds args. */
+	int (*list)(const char *pattern, bool verbose, FILE *out);
+};
+
+/* Finds a provider by canonical name or alias; NULL if none. */
+const struct provider *provider_lookup(const char *name);
+/* NULL-terminated table of all providers, in -l order. */
+extern const struct provider *const provider_table[];
+
+/* Splits "prov:a:b" into a spec (no validation beyond the split). */
+struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc);
+struct probe_point *probe_point_new(const struct provider *provider, const char *name);
+
+#endif

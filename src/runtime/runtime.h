@@ -1,0 +1,52 @@
+/*
+ * The runtime: takes a compiled program, creates its maps, loads its BPF
+ * programs, runs BEGIN, attaches probes, drains the ring buffer until the
+ * program ends (exit(), Ctrl-C/SIGTERM, end of the -c child or -p target),
+ * then runs END and prints every map. It never reaches back into the
+ * compiler: everything it knows comes from struct program.
+ */
+#ifndef SONDE_RUNTIME_H
+#define SONDE_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "../common/program.h"
+
+struct runtime_options {
+	FILE *out;              /* -o FILE or stdout */
+	bool json;              /* -f json */
+	bool quiet;             /* -q: no "Attached N probes" */
+	bool unsafe;            /* --unsafe: system() allowed */
+	bool dry_run;           /* load into the verifier, attach nothing */
+	int verbose;            /* -v: program sizes and verifier statistics */
+	pid_t child_pid;        /* -c: stopped child to release after attaching; 0 if none */
+	int child_release_fd;   /* write end of the pipe the stopped child waits on; -1 if none */
+	pid_t target_pid;       /* -p: exit when this process exits; 0 if none */
+};
+
+/* Runs the program to completion; returns the process exit code. */
+int runtime_run(struct program *program, const struct runtime_options *options);
+
+/* ---- output (print.c, format.c) ---- */
+
+struct output {
+	FILE *file;
+	bool json;
+};
+
+/* Prints a user map the way bpftrace does (sorted, hist bars, ...), reading
+ * it from the kernel through map->fd. top/div as in print(@m, top, div). */
+int print_map(const struct output *out, const struct map_desc *map, int top, int div);
+/* Prints one non-map value (print($x), print((1, "a"))). */
+void print_value(const struct output *out, const struct type *type, const void *data);
+/* Renders a printf-style event into sb. */
+void format_event(struct strbuf *sb, const struct event_desc *event, const void *record);
+/* Text of one value as bpftrace shows it inside map keys, tuples and print(). */
+void format_value(struct strbuf *sb, const struct type *type, const void *data, bool json);
+/* Status lines that also have a JSON form: "Attached N probes", "Lost N events". */
+void print_attached(const struct output *out, FILE *status, int probe_count);
+void print_lost(const struct output *out, FILE *status, uint64_t lost);
+
+#endif
