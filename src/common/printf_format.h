@@ -29,3 +29,5 @@ int format_parse(const char *format, struct format_pieces *out, char **error, in
 void format_pieces_free(struct format_pieces *pieces);
 /* Checks that argument i has a type conversion i can print; NULL or an error sentence. */
 char *format_check_arg(const struct format_piece *conversion, const struct type *type);
+
+#endif

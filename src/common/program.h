@@ -123,6 +123,8 @@ struct probe_program {
 	int insn_count;
 	struct src_loc *insn_locs;  /* source of each instruction, for verifier errors */
 	int prog_fd;                /* set by the runtime; -1 before */
+	uint32_t attach_btf_id;     /* fentry/fexit/tp_btf: BTF id of the target; 0 otherwise */
+	int attach_btf_obj_fd;      /* BTF object holding attach_btf_id; 0 = vmlinux */
 };
 
 struct program {

@@ -99,6 +99,7 @@ struct node {
 	int map_id;               /* NODE_MAP: index in program.maps */
 	int var_id;               /* NODE_VAR: index of the scratch variable in its probe */
 	int event_id;             /* NODE_CALL that sends a ring-buffer event */
+	int func_id;              /* NODE_CALL: index in the function table (functions.h) */
 	bool is_constant;         /* expression folded to int_value / string_value */
 };
 

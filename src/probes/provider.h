@@ -88,4 +88,21 @@ extern const struct provider *const provider_table[];
 struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc);
 struct probe_point *probe_point_new(const struct provider *provider, const char *name);
 
+/* ---- helpers shared by providers (registry.c) ---- */
+
+struct perf_event_attr;
+
+/* Parses a count as probe specs write it: digits with optional '_'
+ * separators and an optional eN exponent ("1_000", "1e6"). */
+bool probe_parse_count(const char *text, uint64_t *value);
+/* interval/profile: validates UNIT:COUNT (s, ms, us, hz) and appends the one
+ * point, with period (ns) or frequency (hz) and target = unit. */
+int probe_expand_timer(const struct provider *provider, const struct probe_spec *spec,
+		       bool every_cpu, probe_point_list *out, char **error);
+/* Opens attr on CPU 0 (or on every online CPU when point->every_cpu) and
+ * attaches prog_fd to each; pushes the perf and link fds. On failure closes
+ * what it opened and explains in *error. */
+int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
+			    int prog_fd, fd_list *fds, char **error);
+
 #endif

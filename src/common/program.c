@@ -1,0 +1,30 @@
+/* Releasing a compiled program (see program.h). */
+#include "program.h"
+
+#include <stdlib.h>
+
+void program_free(struct program *program)
+{
+	for (int i = 0; i < program->maps.count; i++)
+		free(program->maps.items[i].name);
+	free(program->maps.items);
+	for (int i = 0; i < program->events.count; i++) {
+		struct event_desc *event = &program->events.items[i];
+		for (int j = 0; j < event->arg_count; j++)
+			free(event->args[j].strftime_format);
+		free(event->args);
+		free(event->format);
+	}
+	free(program->events.items);
+	for (int i = 0; i < program->probes.count; i++) {
+		struct probe_program *probe = &program->probes.items[i];
+		free(probe->name);
+		free(probe->insns);
+		free(probe->insn_locs);
+	}
+	free(program->probes.items);
+	program->maps.items = NULL;
+	program->events.items = NULL;
+	program->probes.items = NULL;
+	program->maps.count = program->events.count = program->probes.count = 0;
+}

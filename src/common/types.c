@@ -1,0 +1,223 @@
+/*
+ * Type constructors and queries. Types are small and compilation is short,
+ * so they are allocated freely and never freed; the common integer types are
+ * interned so pointer comparison usually suffices, but type_equal compares
+ * structure for everything else.
+ */
+#include "types.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct type *type_new(enum type_kind kind)
+{
+	struct type *type = xcalloc(1, sizeof(*type));
+	type->kind = kind;
+	return type;
+}
+
+struct type *type_void(void)
+{
+	static struct type void_type = { .kind = TYPE_VOID };
+	return &void_type;
+}
+
+struct type *type_none(void)
+{
+	static struct type none_type = { .kind = TYPE_NONE };
+	return &none_type;
+}
+
+struct type *type_int(int size, bool is_signed)
+{
+	static struct type ints[2][4];
+	int index = size == 1 ? 0 : size == 2 ? 1 : size == 4 ? 2 : 3;
+	struct type *type = &ints[is_signed][index];
+	type->kind = TYPE_INT;
+	type->size = size == 1 || size == 2 || size == 4 ? size : 8;
+	type->is_signed = is_signed;
+	return type;
+}
+
+struct type *type_string(int size)
+{
+	struct type *type = type_new(TYPE_STRING);
+	type->size = size;
+	return type;
+}
+
+struct type *type_pointer(struct type *pointee, bool is_user)
+{
+	struct type *type = type_new(TYPE_POINTER);
+	type->size = 8;
+	type->pointee = pointee;
+	type->is_user_pointer = is_user;
+	return type;
+}
+
+struct type *type_tuple(struct type **elements, int count)
+{
+	struct type *type = type_new(TYPE_TUPLE);
+	type->field_count = count;
+	type->fields = xcalloc(count, sizeof(*type->fields));
+	int offset = 0;
+	for (int i = 0; i < count; i++) {
+		type->fields[i].type = elements[i];
+		type->fields[i].offset = offset;
+		offset += (type_storage_size(elements[i]) + 7) & ~7;
+	}
+	type->size = offset;
+	return type;
+}
+
+struct type *type_aggregation(enum type_kind kind, bool is_signed)
+{
+	struct type *type = type_new(kind);
+	type->is_signed = is_signed;
+	switch (kind) {
+	case TYPE_MIN:
+	case TYPE_MAX:
+	case TYPE_AVG:
+	case TYPE_STATS:
+		type->size = 16;
+		break;
+	default:
+		type->size = 8;
+		break;
+	}
+	return type;
+}
+
+bool type_is_aggregation(const struct type *type)
+{
+	return type && type->kind >= TYPE_COUNT && type->kind <= TYPE_LHIST;
+}
+
+bool type_is_integer_like(const struct type *type)
+{
+	return type && (type->kind == TYPE_INT || type->kind == TYPE_POINTER);
+}
+
+bool type_equal(const struct type *a, const struct type *b)
+{
+	if (a == b)
+		return true;
+	if (!a || !b || a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case TYPE_INT:
+		return a->size == b->size && a->is_signed == b->is_signed;
+	case TYPE_STRING:
+		return a->size == b->size;
+	case TYPE_TUPLE:
+		if (a->field_count != b->field_count)
+			return false;
+		for (int i = 0; i < a->field_count; i++)
+			if (!type_equal(a->fields[i].type, b->fields[i].type))
+				return false;
+		return true;
+	case TYPE_POINTER:
+		return type_equal(a->pointee, b->pointee);
+	case TYPE_RECORD:
+		return a->record_name && b->record_name &&
+		       strcmp(a->record_name, b->record_name) == 0;
+	case TYPE_HIST:
+		return a->hist_bits == b->hist_bits;
+	case TYPE_LHIST:
+		return a->lhist_min == b->lhist_min && a->lhist_max == b->lhist_max &&
+		       a->lhist_step == b->lhist_step;
+	default:
+		return true;
+	}
+}
+
+int type_storage_size(const struct type *type)
+{
+	if (!type)
+		return 0;
+	if (type->kind == TYPE_INT || type->kind == TYPE_POINTER)
+		return 8;
+	return type->size;
+}
+
+const char *type_kind_name(enum type_kind kind)
+{
+	switch (kind) {
+	case TYPE_NONE: return "none";
+	case TYPE_VOID: return "void";
+	case TYPE_INT: return "integer";
+	case TYPE_STRING: return "string";
+	case TYPE_TUPLE: return "tuple";
+	case TYPE_POINTER: return "pointer";
+	case TYPE_RECORD: return "struct";
+	case TYPE_INET: return "inet";
+	case TYPE_COUNT: return "count";
+	case TYPE_SUM: return "sum";
+	case TYPE_AVG: return "avg";
+	case TYPE_MIN: return "min";
+	case TYPE_MAX: return "max";
+	case TYPE_STATS: return "stats";
+	case TYPE_HIST: return "hist";
+	case TYPE_LHIST: return "lhist";
+	}
+	return "?";
+}
+
+static void type_describe(struct strbuf *sb, const struct type *type)
+{
+	switch (type->kind) {
+	case TYPE_INT:
+		strbuf_printf(sb, "%sint%d", type->is_signed ? "" : "u", type->size * 8);
+		break;
+	case TYPE_STRING:
+		strbuf_printf(sb, "string[%d]", type->size);
+		break;
+	case TYPE_TUPLE:
+		strbuf_putc(sb, '(');
+		for (int i = 0; i < type->field_count; i++) {
+			if (i)
+				strbuf_puts(sb, ", ");
+			type_describe(sb, type->fields[i].type);
+		}
+		strbuf_putc(sb, ')');
+		break;
+	case TYPE_POINTER:
+		if (type->pointee)
+			type_describe(sb, type->pointee);
+		else
+			strbuf_puts(sb, "void");
+		strbuf_puts(sb, " *");
+		break;
+	case TYPE_RECORD:
+		strbuf_puts(sb, type->record_name ? type->record_name : "struct");
+		break;
+	case TYPE_COUNT: case TYPE_SUM: case TYPE_AVG: case TYPE_MIN:
+	case TYPE_MAX: case TYPE_STATS: case TYPE_HIST: case TYPE_LHIST:
+		strbuf_printf(sb, "%s()", type_kind_name(type->kind));
+		break;
+	default:
+		strbuf_puts(sb, type_kind_name(type->kind));
+		break;
+	}
+}
+
+const char *type_name(const struct type *type)
+{
+	/* A few rotating buffers: error messages name at most two types at once. */
+	static char *names[4];
+	static int next;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	if (type)
+		type_describe(&sb, type);
+	else
+		strbuf_puts(&sb, "none");
+	free(names[next]);
+	names[next] = strbuf_release(&sb);
+	const char *result = names[next];
+	next = (next + 1) % 4;
+	return result;
+}

@@ -1,0 +1,1354 @@
+/*
+ * Code generation: walks the typed AST of one probe block for one probe
+ * point and appends IR (near-BPF instructions on virtual registers).
+ *
+ * Values are either 64-bit scalars in virtual registers or byte ranges on the
+ * BPF stack (strings, tuples, keys, ring-buffer records). Scratch variables
+ * get fixed stack slots, zeroed in the prologue so the verifier never sees an
+ * uninitialised read; temporaries are allocated per statement and their
+ * stack is reused by the next statement.
+ *
+ * Map updates follow one pattern: build the key on the stack, look it up
+ * once, update the value in place when it exists (per-CPU maps need no
+ * atomics), and insert a fresh value only on a miss — one map operation per
+ * event on the hot path.
+ */
+#include "codegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "functions.h"
+
+#define CTX_REG_ARG BPF_REG_1
+
+static struct value gen_expr(struct codegen *gen, struct node *node);
+static void gen_stmts(struct codegen *gen, struct node *list);
+
+static struct value value_reg(int reg, struct type *type)
+{
+	return (struct value){ .kind = VALUE_REG, .reg = reg, .type = type };
+}
+
+static struct value value_stack(int offset, struct type *type)
+{
+	return (struct value){ .kind = VALUE_STACK, .stack_offset = offset, .type = type };
+}
+
+static struct value value_none(void)
+{
+	return (struct value){ .kind = VALUE_NONE, .type = type_void() };
+}
+
+static int round8(int size)
+{
+	return (size + 7) & ~7;
+}
+
+static int stack_alloc(struct codegen *gen, int size)
+{
+	int offset = ir_stack_alloc(&gen->fn, round8(size));
+	if (gen->fn.stack_size > gen->stack_high)
+		gen->stack_high = gen->fn.stack_size;
+	return offset;
+}
+
+/* ---- memory helpers ---- */
+
+static void zero_stack(struct codegen *gen, int offset, int size)
+{
+	for (int at = 0; at < round8(size); at += 8)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
+}
+
+/* Copies size bytes (rounded up to 8) between two bases+offsets. */
+static void copy_memory(struct codegen *gen, int dst_base, int dst_offset, int src_base,
+			int src_offset, int size)
+{
+	int temp = ir_new_vreg(&gen->fn);
+	for (int at = 0; at + 8 <= round8(size); at += 8) {
+		ir_load(&gen->fn, 8, temp, src_base, (int16_t)(src_offset + at));
+		ir_store(&gen->fn, 8, dst_base, (int16_t)(dst_offset + at), temp);
+	}
+}
+
+static int stack_address(struct codegen *gen, int offset)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, reg, BPF_REG_10);
+	ir_alu_imm(&gen->fn, BPF_ADD, reg, offset);
+	return reg;
+}
+
+/* Loads `size` bytes at base+off into a register, sign-extending if asked. */
+static int load_int(struct codegen *gen, int base, int offset, int size, bool is_signed)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, size, reg, base, (int16_t)offset);
+	if (is_signed && size < 8) {
+		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - size * 8);
+		ir_alu_imm(&gen->fn, BPF_ARSH, reg, 64 - size * 8);
+	}
+	return reg;
+}
+
+/* Truncates/extends a register to an integer type, C style. */
+static void convert_int(struct codegen *gen, int reg, const struct type *type)
+{
+	if (type->kind != TYPE_INT || type->size >= 8)
+		return;
+	int shift = 64 - type->size * 8;
+	ir_alu_imm(&gen->fn, BPF_LSH, reg, shift);
+	ir_alu_imm(&gen->fn, type->is_signed ? BPF_ARSH : BPF_RSH, reg, shift);
+}
+
+/* Writes a value into a storage slot of slot_type (8-byte ints, padded strings). */
+static void store_value(struct codegen *gen, struct value value, int base, int offset,
+			const struct type *slot_type)
+{
+	if (value.kind == VALUE_REG) {
+		ir_store(&gen->fn, 8, base, (int16_t)offset, value.reg);
+		return;
+	}
+	if (value.kind != VALUE_STACK)
+		return;
+	if (value.type->kind == TYPE_TUPLE && slot_type && slot_type->kind == TYPE_TUPLE &&
+	    !type_equal(value.type, slot_type) && value.type->field_count == slot_type->field_count) {
+		/* same shape, different field sizes (e.g. strings): copy field by field */
+		for (int i = 0; i < value.type->field_count; i++) {
+			struct type *field = value.type->fields[i].type;
+			struct value part;
+			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER) {
+				part = value_reg(load_int(gen, BPF_REG_10,
+							  value.stack_offset + value.type->fields[i].offset, 8, false),
+						 field);
+			} else {
+				part = value_stack(value.stack_offset + value.type->fields[i].offset, field);
+			}
+			store_value(gen, part, base, offset + slot_type->fields[i].offset,
+				    slot_type->fields[i].type);
+		}
+		return;
+	}
+	int src_size = round8(value.type->size);
+	int dst_size = slot_type ? round8(type_storage_size(slot_type)) : src_size;
+	int copy = src_size < dst_size ? src_size : dst_size;
+	copy_memory(gen, base, offset, BPF_REG_10, value.stack_offset, copy);
+	for (int at = copy; at < dst_size; at += 8)
+		ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + at), 0);
+}
+
+/* Materialises a value in a fresh stack slot (for helpers needing a pointer). */
+static int value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
+{
+	if (value.kind == VALUE_STACK && (!slot_type || type_equal(value.type, slot_type)))
+		return value.stack_offset;
+	int size = slot_type ? type_storage_size(slot_type) : type_storage_size(value.type);
+	int offset = stack_alloc(gen, size);
+	store_value(gen, value, BPF_REG_10, offset, slot_type ? slot_type : value.type);
+	return offset;
+}
+
+static int value_to_reg(struct codegen *gen, struct value value)
+{
+	if (value.kind == VALUE_REG)
+		return value.reg;
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov_imm(&gen->fn, reg, 0);
+	return reg;
+}
+
+/* ---- helper calls ---- */
+
+/* Moves up to five argument registers into r1-r5, calls, returns r0 in a vreg. */
+static int call_helper(struct codegen *gen, int helper, const int *args, int count)
+{
+	for (int i = 0; i < count; i++)
+		ir_mov(&gen->fn, BPF_REG_1 + i, args[i]);
+	ir_call(&gen->fn, helper);
+	int result = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, result, BPF_REG_0);
+	return result;
+}
+
+static int map_pointer(struct codegen *gen, int map_id)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_ld_map(&gen->fn, reg, map_id);
+	return reg;
+}
+
+static int const_reg(struct codegen *gen, int64_t value)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov_imm(&gen->fn, reg, value);
+	return reg;
+}
+
+static int map_lookup(struct codegen *gen, int map_id, int key_offset)
+{
+	int args[2] = { map_pointer(gen, map_id), stack_address(gen, key_offset) };
+	return call_helper(gen, BPF_FUNC_map_lookup_elem, args, 2);
+}
+
+static void map_update(struct codegen *gen, int map_id, int key_offset, int value_offset)
+{
+	int args[4] = { map_pointer(gen, map_id), stack_address(gen, key_offset),
+			stack_address(gen, value_offset), const_reg(gen, BPF_ANY) };
+	call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
+}
+
+/* ---- map keys ---- */
+
+static bool has_bucket(const struct map_desc *map)
+{
+	return map->value_type && (map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST);
+}
+
+static int user_key_size(const struct map_desc *map)
+{
+	return map->key_type ? round8(type_storage_size(map->key_type)) : 0;
+}
+
+/* Builds the BPF key for @m[keys] on the stack; a hist/lhist bucket slot
+ * follows the user key and is left for the caller to fill. */
+static int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map)
+{
+	int key_offset = stack_alloc(gen, map->key_size);
+	if (!map_node->args) {
+		zero_stack(gen, key_offset, map->key_size);
+		return key_offset;
+	}
+	if (!map->key_is_multi) {
+		store_value(gen, gen_expr(gen, map_node->args), BPF_REG_10, key_offset, map->key_type);
+		return key_offset;
+	}
+	int index = 0;
+	for (struct node *key = map_node->args; key; key = key->next, index++) {
+		struct type_field *field = &map->key_type->fields[index];
+		store_value(gen, gen_expr(gen, key), BPF_REG_10, key_offset + field->offset, field->type);
+	}
+	return key_offset;
+}
+
+/* ---- lost-event accounting and ring-buffer records ---- */
+
+static void count_lost_event(struct codegen *gen)
+{
+	int key = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	int pointer = map_lookup(gen, gen->program->lost_map_id, key);
+	int done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, done);
+	int count = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, 8, count, pointer, 0);
+	ir_alu_imm(&gen->fn, BPF_ADD, count, 1);
+	ir_store(&gen->fn, 8, pointer, 0, count);
+	ir_label(&gen->fn, done);
+}
+
+static const struct event_desc *event_of(struct codegen *gen, struct node *call)
+{
+	return &gen->program->events.items[call->event_id - 1];
+}
+
+/* Sends a record prepared at record_offset; counts it as lost on failure. */
+static void send_record(struct codegen *gen, int record_offset, int size)
+{
+	int args[4] = { map_pointer(gen, gen->program->ringbuf_map_id),
+			stack_address(gen, record_offset), const_reg(gen, size), const_reg(gen, 0) };
+	int result = call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
+	int sent = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
+	count_lost_event(gen);
+	ir_label(&gen->fn, sent);
+}
+
+/* A record with the event index and the values of `arg_nodes` at the
+ * offsets sema chose. */
+static void send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
+{
+	const struct event_desc *event = event_of(gen, call);
+	int record = stack_alloc(gen, event->record_size);
+	zero_stack(gen, record, event->record_size);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
+	struct node *arg = arg_nodes;
+	for (int i = 0; i < event->arg_count && arg; i++, arg = arg->next) {
+		struct value value = arg->kind == NODE_CALL && strcmp(arg->name, "strftime") == 0
+					     ? gen_expr(gen, arg->args->next)
+					     : gen_expr(gen, arg);
+		store_value(gen, value, BPF_REG_10, record + event->args[i].offset, event->args[i].type);
+	}
+	send_record(gen, record, event->record_size);
+}
+
+/* ---- builtins ---- */
+
+static int helper_value(struct codegen *gen, int helper)
+{
+	return call_helper(gen, helper, NULL, 0);
+}
+
+static struct value gen_string_constant(struct codegen *gen, const char *text, int length, struct type *type)
+{
+	int size = type->size;
+	int offset = stack_alloc(gen, size);
+	for (int at = 0; at < round8(size); at += 8) {
+		uint64_t chunk = 0;
+		for (int i = 0; i < 8; i++)
+			if (at + i < length)
+				chunk |= (uint64_t)(uint8_t)text[at + i] << (8 * i);
+		if (chunk <= INT32_MAX) {
+			ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), (int32_t)chunk);
+		} else {
+			int reg = ir_new_vreg(&gen->fn);
+			ir_mov_imm(&gen->fn, reg, (int64_t)chunk);
+			ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), reg);
+		}
+	}
+	return value_stack(offset, type);
+}
+
+static int config_field(struct codegen *gen, int field_offset)
+{
+	int key = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	int pointer = map_lookup(gen, gen->program->config_map_id, key);
+	int result = const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_load(&gen->fn, 8, result, pointer, (int16_t)field_offset);
+	ir_label(&gen->fn, missing);
+	return result;
+}
+
+static struct value gen_builtin(struct codegen *gen, struct node *node)
+{
+	const char *name = node->name;
+	struct type *type = node->type;
+	int reg;
+	if (strcmp(name, "pid") == 0 || strcmp(name, "tid") == 0) {
+		reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		if (name[0] == 'p') {
+			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
+		} else {
+			ir_alu_imm(&gen->fn, BPF_LSH, reg, 32);
+			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
+		}
+		return value_reg(reg, type);
+	}
+	if (strcmp(name, "uid") == 0 || strcmp(name, "gid") == 0) {
+		reg = helper_value(gen, BPF_FUNC_get_current_uid_gid);
+		if (name[0] == 'g') {
+			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
+		} else {
+			ir_alu_imm(&gen->fn, BPF_LSH, reg, 32);
+			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
+		}
+		return value_reg(reg, type);
+	}
+	if (strcmp(name, "nsecs") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_ktime_get_ns), type);
+	if (strcmp(name, "elapsed") == 0) {
+		int start = config_field(gen, offsetof(struct program_config, start_ns));
+		reg = helper_value(gen, BPF_FUNC_ktime_get_ns);
+		ir_alu(&gen->fn, BPF_SUB, reg, start);
+		return value_reg(reg, type);
+	}
+	if (strcmp(name, "cpu") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_get_smp_processor_id), type);
+	if (strcmp(name, "numaid") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_get_numa_node_id), type);
+	if (strcmp(name, "cgroup") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_get_current_cgroup_id), type);
+	if (strcmp(name, "curtask") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_get_current_task), type);
+	if (strcmp(name, "rand") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_get_prandom_u32), type);
+	if (strcmp(name, "jiffies") == 0)
+		return value_reg(helper_value(gen, BPF_FUNC_jiffies64), type);
+	if (strcmp(name, "cpid") == 0)
+		return value_reg(const_reg(gen, gen->sema->options->child_pid), type);
+	if (strcmp(name, "comm") == 0) {
+		int offset = stack_alloc(gen, 16);
+		zero_stack(gen, offset, 16);
+		int args[2] = { stack_address(gen, offset), const_reg(gen, 16) };
+		call_helper(gen, BPF_FUNC_get_current_comm, args, 2);
+		return value_stack(offset, type);
+	}
+	if (strcmp(name, "probe") == 0)
+		return gen_string_constant(gen, gen->point->name, (int)strlen(gen->point->name), type);
+	/* args, argN, retval, func arrive with the providers that offer them */
+	return value_reg(const_reg(gen, 0), type_int(8, true));
+}
+
+/* ---- field access on a tracepoint's args ---- */
+
+static struct value gen_read_kernel_string(struct codegen *gen, int address_reg, int size,
+					   bool is_user, struct type *type)
+{
+	int offset = stack_alloc(gen, size);
+	zero_stack(gen, offset, size);
+	int args[3] = { stack_address(gen, offset), const_reg(gen, size), address_reg };
+	call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str,
+		    args, 3);
+	return value_stack(offset, type);
+}
+
+static struct value gen_field(struct codegen *gen, struct node *node)
+{
+	if (node->lhs->kind != NODE_BUILTIN || strcmp(node->lhs->name, "args") != 0 ||
+	    gen->point->args_access != ARGS_CTX_RECORD)
+		return value_reg(const_reg(gen, 0), node->type);
+	struct type *record = gen->point->args_type;
+	struct type_field *field = NULL;
+	for (int i = 0; i < record->field_count; i++)
+		if (strcmp(record->fields[i].name, node->name) == 0)
+			field = &record->fields[i];
+	if (!field)
+		return value_reg(const_reg(gen, 0), node->type);
+	struct type *type = field->type;
+	if (type->kind == TYPE_STRING && type->is_data_loc) {
+		/* __data_loc: a u32 whose low half is the string's offset in the record */
+		int location = load_int(gen, gen->ctx_reg, field->offset, 4, false);
+		ir_alu_imm(&gen->fn, BPF_AND, location, 0xffff);
+		ir_alu(&gen->fn, BPF_ADD, location, gen->ctx_reg);
+		struct type *string = type_string(gen->sema->options->max_strlen);
+		return gen_read_kernel_string(gen, location, string->size, false, string);
+	}
+	if (type->kind == TYPE_STRING) {
+		int offset = stack_alloc(gen, type->size);
+		zero_stack(gen, offset, type->size);
+		int source = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, source, gen->ctx_reg);
+		ir_alu_imm(&gen->fn, BPF_ADD, source, field->offset);
+		int args[3] = { stack_address(gen, offset), const_reg(gen, type->size), source };
+		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+		return value_stack(offset, type);
+	}
+	int size = type->kind == TYPE_INT ? type->size : 8;
+	return value_reg(load_int(gen, gen->ctx_reg, field->offset, size,
+				  type->kind == TYPE_INT && type->is_signed), type);
+}
+
+/* ---- operators ---- */
+
+/* Signed division and remainder with C's truncation toward zero, built from
+ * BPF's unsigned ones (older kernels have no signed divide). */
+static void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder)
+{
+	int negate = const_reg(gen, 0);
+	int positive_a = ir_new_label(&gen->fn), positive_b = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JSGE, dividend, 0, positive_a);
+	ir_alu_imm(&gen->fn, BPF_NEG, dividend, 0);
+	ir_alu_imm(&gen->fn, BPF_XOR, negate, 1);
+	ir_label(&gen->fn, positive_a);
+	ir_jump_if_imm(&gen->fn, BPF_JSGE, divisor, 0, positive_b);
+	ir_alu_imm(&gen->fn, BPF_NEG, divisor, 0);
+	if (!remainder)
+		ir_alu_imm(&gen->fn, BPF_XOR, negate, 1);
+	ir_label(&gen->fn, positive_b);
+	ir_alu(&gen->fn, remainder ? BPF_MOD : BPF_DIV, dividend, divisor);
+	int done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, negate, 0, done);
+	ir_alu_imm(&gen->fn, BPF_NEG, dividend, 0);
+	ir_label(&gen->fn, done);
+}
+
+static bool is_signed_operand(const struct type *type)
+{
+	return type->kind == TYPE_INT && (type->is_signed || type->size < 8);
+}
+
+static int jump_op_for(enum op op, bool is_signed)
+{
+	switch (op) {
+	case OP_EQ: return BPF_JEQ;
+	case OP_NE: return BPF_JNE;
+	case OP_LT: return is_signed ? BPF_JSLT : BPF_JLT;
+	case OP_LE: return is_signed ? BPF_JSLE : BPF_JLE;
+	case OP_GT: return is_signed ? BPF_JSGT : BPF_JGT;
+	case OP_GE: return is_signed ? BPF_JSGE : BPF_JGE;
+	default: return BPF_JEQ;
+	}
+}
+
+/* Compares two strings up to the first NUL of the shorter type. Result 1 when equal. */
+static int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit)
+{
+	int result = const_reg(gen, 0);
+	int differ = ir_new_label(&gen->fn), equal = ir_new_label(&gen->fn);
+	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
+	for (int i = 0; i < limit; i++) {
+		ir_load(&gen->fn, 1, left, BPF_REG_10, (int16_t)(a.stack_offset + i));
+		ir_load(&gen->fn, 1, right, BPF_REG_10, (int16_t)(b.stack_offset + i));
+		ir_jump_if(&gen->fn, BPF_JNE, left, right, differ);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, left, 0, equal);
+	}
+	ir_label(&gen->fn, equal);
+	ir_mov_imm(&gen->fn, result, 1);
+	ir_label(&gen->fn, differ);
+	return result;
+}
+
+static struct value gen_logical(struct codegen *gen, struct node *node)
+{
+	int result = const_reg(gen, node->op == OP_LOR ? 1 : 0);
+	int done = ir_new_label(&gen->fn);
+	int left = value_to_reg(gen, gen_expr(gen, node->lhs));
+	ir_jump_if_imm(&gen->fn, node->op == OP_LOR ? BPF_JNE : BPF_JEQ, left, 0, done);
+	int right = value_to_reg(gen, gen_expr(gen, node->rhs));
+	ir_mov_imm(&gen->fn, result, node->op == OP_LOR ? 1 : 0);
+	ir_jump_if_imm(&gen->fn, node->op == OP_LOR ? BPF_JNE : BPF_JEQ, right, 0, done);
+	ir_mov_imm(&gen->fn, result, node->op == OP_LOR ? 0 : 1);
+	ir_label(&gen->fn, done);
+	return value_reg(result, node->type);
+}
+
+static int alu_op_for(enum op op)
+{
+	switch (op) {
+	case OP_ADD: return BPF_ADD;
+	case OP_SUB: return BPF_SUB;
+	case OP_MUL: return BPF_MUL;
+	case OP_DIV: return BPF_DIV;
+	case OP_MOD: return BPF_MOD;
+	case OP_BITAND: return BPF_AND;
+	case OP_BITOR: return BPF_OR;
+	case OP_BITXOR: return BPF_XOR;
+	case OP_SHL: return BPF_LSH;
+	case OP_SHR: return BPF_RSH;
+	default: return BPF_ADD;
+	}
+}
+
+/* left = left op right on registers, honouring signedness of result_type. */
+static void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
+			   const struct type *result_type)
+{
+	bool is_signed = result_type->kind == TYPE_INT && result_type->is_signed;
+	if ((op == OP_DIV || op == OP_MOD) && is_signed) {
+		gen_signed_divide(gen, left, right, op == OP_MOD);
+		return;
+	}
+	if (op == OP_SHR && is_signed) {
+		ir_alu(&gen->fn, BPF_ARSH, left, right);
+		return;
+	}
+	ir_alu(&gen->fn, alu_op_for(op), left, right);
+}
+
+static struct value gen_binary(struct codegen *gen, struct node *node)
+{
+	if (node->op == OP_LAND || node->op == OP_LOR)
+		return gen_logical(gen, node);
+	struct value left = gen_expr(gen, node->lhs);
+	struct value right = gen_expr(gen, node->rhs);
+	if (left.kind == VALUE_STACK && right.kind == VALUE_STACK) {
+		int limit = left.type->size < right.type->size ? left.type->size : right.type->size;
+		int equal = gen_string_equal(gen, left, right, limit);
+		if (node->op == OP_NE)
+			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
+		return value_reg(equal, node->type);
+	}
+	int a = value_to_reg(gen, left), b = value_to_reg(gen, right);
+	if (node->op >= OP_EQ && node->op <= OP_GE) {
+		bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
+		int result = const_reg(gen, 1);
+		int done = ir_new_label(&gen->fn);
+		ir_jump_if(&gen->fn, jump_op_for(node->op, is_signed), a, b, done);
+		ir_mov_imm(&gen->fn, result, 0);
+		ir_label(&gen->fn, done);
+		return value_reg(result, node->type);
+	}
+	int result = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, result, a);
+	gen_arithmetic(gen, node->op, result, b, node->type);
+	return value_reg(result, node->type);
+}
+
+static struct value gen_unary(struct codegen *gen, struct node *node)
+{
+	int operand = value_to_reg(gen, gen_expr(gen, node->lhs));
+	int result = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, result, operand);
+	switch (node->op) {
+	case OP_NEG:
+		ir_alu_imm(&gen->fn, BPF_NEG, result, 0);
+		break;
+	case OP_BITNOT:
+		ir_alu_imm(&gen->fn, BPF_XOR, result, -1);
+		break;
+	case OP_LNOT: {
+		int done = ir_new_label(&gen->fn);
+		ir_mov_imm(&gen->fn, result, 1);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, operand, 0, done);
+		ir_mov_imm(&gen->fn, result, 0);
+		ir_label(&gen->fn, done);
+		break;
+	}
+	case OP_DEREF: {
+		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
+		int offset = stack_alloc(gen, 8);
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
+		bool is_user = node->lhs->type->kind == TYPE_POINTER && node->lhs->type->is_user_pointer;
+		int args[3] = { stack_address(gen, offset), const_reg(gen, size), operand };
+		call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
+		return value_reg(load_int(gen, BPF_REG_10, offset, size,
+					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
+	}
+	default:
+		break;
+	}
+	return value_reg(result, node->type);
+}
+
+/* ---- variables and maps ---- */
+
+static struct var_info *var_of(struct codegen *gen, struct node *var)
+{
+	return &gen->probe->vars.items[var->var_id];
+}
+
+static struct value read_var(struct codegen *gen, struct node *node)
+{
+	struct var_info *var = var_of(gen, node);
+	if (var->type->kind == TYPE_INT || var->type->kind == TYPE_POINTER)
+		return value_reg(load_int(gen, BPF_REG_10, var->stack_offset, 8, false), var->type);
+	return value_stack(var->stack_offset, var->type);
+}
+
+static struct value read_map(struct codegen *gen, struct node *node)
+{
+	struct map_desc *map = &gen->program->maps.items[node->map_id];
+	int key = gen_map_key(gen, node, map);
+	int pointer = map_lookup(gen, map->id, key);
+	struct type *type = map->value_type;
+	int missing = ir_new_label(&gen->fn);
+	if (type->kind == TYPE_INT || type->kind == TYPE_POINTER) {
+		int result = const_reg(gen, 0);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+		ir_load(&gen->fn, 8, result, pointer, 0);
+		ir_label(&gen->fn, missing);
+		return value_reg(result, type);
+	}
+	int offset = stack_alloc(gen, map->value_size);
+	zero_stack(gen, offset, map->value_size);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	copy_memory(gen, BPF_REG_10, offset, pointer, 0, map->value_size);
+	ir_label(&gen->fn, missing);
+	return value_stack(offset, type);
+}
+
+/* @m[k] op= delta (or ++/--) in place: one lookup, insert on a miss.
+ * Returns the register holding the new value (old value in *old when asked). */
+static int update_map_int(struct codegen *gen, struct node *map_node, enum op op, int delta, int *old)
+{
+	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+	int key = gen_map_key(gen, map_node, map);
+	int pointer = map_lookup(gen, map->id, key);
+	int current = const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_load(&gen->fn, 8, current, pointer, 0);
+	ir_label(&gen->fn, missing);
+	if (old) {
+		*old = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, *old, current);
+	}
+	gen_arithmetic(gen, op, current, delta, map->value_type);
+	int insert = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, insert);
+	ir_store(&gen->fn, 8, pointer, 0, current);
+	ir_jump(&gen->fn, done);
+	ir_label(&gen->fn, insert);
+	int value = stack_alloc(gen, 8);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, current);
+	map_update(gen, map->id, key, value);
+	ir_label(&gen->fn, done);
+	return current;
+}
+
+static struct value gen_incdec(struct codegen *gen, struct node *node)
+{
+	int one = const_reg(gen, 1);
+	enum op op = node->op == OP_INC ? OP_ADD : OP_SUB;
+	if (node->lhs->kind == NODE_MAP) {
+		int old = -1;
+		int updated = update_map_int(gen, node->lhs, op, one, node->is_prefix ? NULL : &old);
+		return value_reg(node->is_prefix ? updated : old, node->type);
+	}
+	struct var_info *var = var_of(gen, node->lhs);
+	int value = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+	int old = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, old, value);
+	ir_alu(&gen->fn, op == OP_ADD ? BPF_ADD : BPF_SUB, value, one);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, value);
+	return value_reg(node->is_prefix ? value : old, node->type);
+}
+
+/* ---- expressions ---- */
+
+static struct value gen_ternary(struct codegen *gen, struct node *node)
+{
+	int condition = value_to_reg(gen, gen_expr(gen, node->cond));
+	int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+	bool scalar = node->type->kind == TYPE_INT || node->type->kind == TYPE_POINTER;
+	int result_reg = scalar ? ir_new_vreg(&gen->fn) : -1;
+	int result_offset = scalar ? 0 : stack_alloc(gen, type_storage_size(node->type));
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, condition, 0, otherwise);
+	struct node *branches[2] = { node->lhs, node->rhs };
+	for (int i = 0; i < 2; i++) {
+		struct value value = gen_expr(gen, branches[i]);
+		if (scalar)
+			ir_mov(&gen->fn, result_reg, value_to_reg(gen, value));
+		else
+			store_value(gen, value, BPF_REG_10, result_offset, node->type);
+		if (i == 0) {
+			ir_jump(&gen->fn, done);
+			ir_label(&gen->fn, otherwise);
+		}
+	}
+	ir_label(&gen->fn, done);
+	return scalar ? value_reg(result_reg, node->type) : value_stack(result_offset, node->type);
+}
+
+static struct value gen_tuple(struct codegen *gen, struct node *node)
+{
+	int offset = stack_alloc(gen, node->type->size);
+	zero_stack(gen, offset, node->type->size);
+	int index = 0;
+	for (struct node *element = node->args; element; element = element->next, index++) {
+		struct type_field *field = &node->type->fields[index];
+		store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset, field->type);
+	}
+	return value_stack(offset, node->type);
+}
+
+static struct value gen_tuple_index(struct codegen *gen, struct node *node)
+{
+	struct value tuple = gen_expr(gen, node->lhs);
+	struct type_field *field = &tuple.type->fields[node->int_value];
+	if (field->type->kind == TYPE_INT || field->type->kind == TYPE_POINTER)
+		return value_reg(load_int(gen, BPF_REG_10, tuple.stack_offset + field->offset, 8, false),
+				 field->type);
+	return value_stack(tuple.stack_offset + field->offset, field->type);
+}
+
+static struct value gen_expr(struct codegen *gen, struct node *node)
+{
+	struct src_loc saved = gen->fn.loc;
+	gen->fn.loc = node->loc;
+	struct value result;
+	if (node->is_constant && node->type && node->type->kind == TYPE_INT) {
+		result = value_reg(const_reg(gen, (int64_t)node->int_value), node->type);
+		gen->fn.loc = saved;
+		return result;
+	}
+	switch (node->kind) {
+	case NODE_STRING:
+		result = gen_string_constant(gen, node->string_value, node->string_length, node->type);
+		break;
+	case NODE_BUILTIN:
+		result = gen_builtin(gen, node);
+		break;
+	case NODE_VAR:
+		result = read_var(gen, node);
+		break;
+	case NODE_MAP:
+		result = read_map(gen, node);
+		break;
+	case NODE_CALL:
+		result = function_get(node->func_id)->generate(gen, node);
+		break;
+	case NODE_BINARY:
+		result = gen_binary(gen, node);
+		break;
+	case NODE_UNARY:
+		result = gen_unary(gen, node);
+		break;
+	case NODE_INCDEC:
+		result = gen_incdec(gen, node);
+		break;
+	case NODE_TERNARY:
+		result = gen_ternary(gen, node);
+		break;
+	case NODE_FIELD:
+		result = gen_field(gen, node);
+		break;
+	case NODE_TUPLE:
+		result = gen_tuple(gen, node);
+		break;
+	case NODE_TUPLE_INDEX:
+		result = gen_tuple_index(gen, node);
+		break;
+	case NODE_CAST: {
+		int reg = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, reg, value_to_reg(gen, gen_expr(gen, node->lhs)));
+		convert_int(gen, reg, node->type);
+		result = value_reg(reg, node->type);
+		break;
+	}
+	case NODE_POSITIONAL: /* str($N) handles strings; numbers are constants */
+	default:
+		result = value_reg(const_reg(gen, 0), node->type ? node->type : type_int(8, true));
+		break;
+	}
+	gen->fn.loc = saved;
+	return result;
+}
+
+/* ---- statements ---- */
+
+static void gen_assign(struct codegen *gen, struct node *node)
+{
+	struct node *target = node->lhs;
+	if (target->kind == NODE_VAR) {
+		struct var_info *var = var_of(gen, target);
+		if (!node->rhs)
+			return;
+		if (node->op != OP_ASSIGN) {
+			int current = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+			int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
+			gen_arithmetic(gen, node->op, current, delta, var->type);
+			ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, current);
+			return;
+		}
+		struct value value = gen_expr(gen, node->rhs);
+		if (value.kind == VALUE_REG && var->type->kind == TYPE_INT)
+			convert_int(gen, value.reg, var->type);
+		store_value(gen, value, BPF_REG_10, var->stack_offset, var->type);
+		return;
+	}
+	struct map_desc *map = &gen->program->maps.items[target->map_id];
+	if (type_is_aggregation(map->value_type)) {
+		gen->assign_target = target;
+		function_get(node->rhs->func_id)->generate(gen, node->rhs);
+		gen->assign_target = NULL;
+		return;
+	}
+	if (node->op != OP_ASSIGN) {
+		int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
+		update_map_int(gen, target, node->op, delta, NULL);
+		return;
+	}
+	struct value value = gen_expr(gen, node->rhs);
+	int value_offset = value_to_stack(gen, value, map->value_type);
+	int key = gen_map_key(gen, target, map);
+	map_update(gen, map->id, key, value_offset);
+}
+
+static void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label)
+{
+	int reg = value_to_reg(gen, gen_expr(gen, cond));
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, reg, 0, false_label);
+}
+
+static void gen_stmt(struct codegen *gen, struct node *node)
+{
+	int watermark = gen->fn.stack_size;
+	struct src_loc saved = gen->fn.loc;
+	gen->fn.loc = node->loc;
+	switch (node->kind) {
+	case NODE_EXPR_STMT:
+		gen_expr(gen, node->lhs);
+		break;
+	case NODE_ASSIGN:
+		gen_assign(gen, node);
+		break;
+	case NODE_IF: {
+		int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+		gen_condition_jump(gen, node->cond, otherwise);
+		gen->fn.stack_size = watermark;
+		gen_stmts(gen, node->then);
+		ir_jump(&gen->fn, done);
+		ir_label(&gen->fn, otherwise);
+		gen_stmts(gen, node->els);
+		ir_label(&gen->fn, done);
+		break;
+	}
+	case NODE_WHILE: {
+		struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
+		ir_label(&gen->fn, labels.continue_label);
+		gen_condition_jump(gen, node->cond, labels.break_label);
+		gen->fn.stack_size = watermark;
+		vec_push(&gen->loops, labels);
+		gen_stmts(gen, node->body);
+		gen->loops.count--;
+		ir_jump(&gen->fn, labels.continue_label);
+		ir_label(&gen->fn, labels.break_label);
+		break;
+	}
+	case NODE_FOR_RANGE: {
+		struct var_info *var = var_of(gen, node->lhs);
+		int start = value_to_reg(gen, gen_expr(gen, node->cond));
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, start);
+		int end_slot = stack_alloc(gen, 8);
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)end_slot, value_to_reg(gen, gen_expr(gen, node->rhs)));
+		watermark = gen->fn.stack_size;
+		int top = ir_new_label(&gen->fn);
+		struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
+		ir_label(&gen->fn, top);
+		int current = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+		int end = load_int(gen, BPF_REG_10, end_slot, 8, false);
+		ir_jump_if(&gen->fn, BPF_JSGE, current, end, labels.break_label);
+		vec_push(&gen->loops, labels);
+		gen_stmts(gen, node->body);
+		gen->loops.count--;
+		ir_label(&gen->fn, labels.continue_label);
+		int next = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+		ir_alu_imm(&gen->fn, BPF_ADD, next, 1);
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, next);
+		ir_jump(&gen->fn, top);
+		ir_label(&gen->fn, labels.break_label);
+		break;
+	}
+	case NODE_UNROLL:
+		for (uint64_t i = 0; i < node->lhs->int_value; i++) {
+			gen_stmts(gen, node->body);
+			gen->fn.stack_size = watermark;
+		}
+		break;
+	case NODE_BREAK:
+		ir_jump(&gen->fn, gen->loops.items[gen->loops.count - 1].break_label);
+		break;
+	case NODE_CONTINUE:
+		ir_jump(&gen->fn, gen->loops.items[gen->loops.count - 1].continue_label);
+		break;
+	case NODE_RETURN:
+		ir_jump(&gen->fn, gen->exit_label);
+		break;
+	case NODE_BLOCK:
+		gen_stmts(gen, node->body);
+		break;
+	default:
+		break;
+	}
+	gen->fn.stack_size = watermark;
+	gen->fn.loc = saved;
+}
+
+static void gen_stmts(struct codegen *gen, struct node *list)
+{
+	for (; list; list = list->next)
+		gen_stmt(gen, list);
+}
+
+/* ---- function generators (see functions.h) ---- */
+
+struct value generate_printf(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, call->args->next);
+	return value_none();
+}
+
+struct value generate_system(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, call->args->next);
+	return value_none();
+}
+
+struct value generate_cat(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, call->args->next);
+	return value_none();
+}
+
+struct value generate_print(struct codegen *gen, struct node *call)
+{
+	const struct event_desc *event = event_of(gen, call);
+	send_event(gen, call, event->kind == EVENT_PRINT_VALUE ? call->args : NULL);
+	return value_none();
+}
+
+struct value generate_time(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
+struct value generate_clear(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
+struct value generate_zero(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
+struct value generate_exit(struct codegen *gen, struct node *call)
+{
+	const struct event_desc *event = event_of(gen, call);
+	int record = stack_alloc(gen, event->record_size);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
+	int code = call->args ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 0);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + event->args[0].offset), code);
+	send_record(gen, record, event->record_size);
+	/* like bpftrace, nothing after exit() runs in this probe */
+	ir_jump(&gen->fn, gen->exit_label);
+	return value_none();
+}
+
+struct value generate_join(struct codegen *gen, struct node *call)
+{
+	return value_none();
+}
+
+struct value generate_strftime(struct codegen *gen, struct node *call)
+{
+	return gen_expr(gen, call->args->next);
+}
+
+struct value generate_str(struct codegen *gen, struct node *call)
+{
+	struct node *source = call->args;
+	if (source->kind == NODE_POSITIONAL) {
+		int index = (int)source->int_value;
+		const char *text = index >= 1 && index <= gen->sema->options->positional_count
+					   ? gen->sema->options->positional[index - 1] : "";
+		return gen_string_constant(gen, text, (int)strlen(text), call->type);
+	}
+	struct value value = gen_expr(gen, source);
+	if (value.kind == VALUE_STACK) {
+		if (type_equal(value.type, call->type))
+			return value;
+		int offset = stack_alloc(gen, call->type->size);
+		store_value(gen, value, BPF_REG_10, offset, call->type);
+		return value_stack(offset, call->type);
+	}
+	int address = value_to_reg(gen, value);
+	bool is_user = source->type->kind == TYPE_POINTER ? source->type->is_user_pointer : false;
+	int size = call->type->size;
+	int offset = stack_alloc(gen, size);
+	zero_stack(gen, offset, size);
+	int length;
+	if (source->next && !source->next->is_constant) {
+		/* runtime length: clamp to the buffer, plus one for the NUL */
+		length = value_to_reg(gen, gen_expr(gen, source->next));
+		ir_alu_imm(&gen->fn, BPF_ADD, length, 1);
+		int fits = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JLE, length, size, fits);
+		ir_mov_imm(&gen->fn, length, size);
+		ir_label(&gen->fn, fits);
+	} else {
+		length = const_reg(gen, size);
+	}
+	int args[3] = { stack_address(gen, offset), length, address };
+	call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str, args, 3);
+	return value_stack(offset, call->type);
+}
+
+struct value generate_ntop(struct codegen *gen, struct node *call)
+{
+	struct node *address = call->args->next ? call->args->next : call->args;
+	int offset = stack_alloc(gen, 24);
+	zero_stack(gen, offset, 24);
+	int family = call->args->next ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 2);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, family);
+	int value = value_to_reg(gen, gen_expr(gen, address));
+	ir_store(&gen->fn, 4, BPF_REG_10, (int16_t)(offset + 8), value);
+	return value_stack(offset, call->type);
+}
+
+struct value generate_signal(struct codegen *gen, struct node *call)
+{
+	int signal = value_to_reg(gen, gen_expr(gen, call->args));
+	int args[1] = { signal };
+	call_helper(gen, BPF_FUNC_send_signal, args, 1);
+	return value_none();
+}
+
+struct value generate_delete(struct codegen *gen, struct node *call)
+{
+	struct node *map_node = call->args;
+	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+	int key = gen_map_key(gen, map_node, map);
+	int args[2] = { map_pointer(gen, map->id), stack_address(gen, key) };
+	call_helper(gen, BPF_FUNC_map_delete_elem, args, 2);
+	return value_none();
+}
+
+struct value generate_has_key(struct codegen *gen, struct node *call)
+{
+	struct node *map_node = call->args;
+	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+	int key = gen_map_key(gen, map_node, map);
+	int pointer = map_lookup(gen, map->id, key);
+	int result = const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_mov_imm(&gen->fn, result, 1);
+	ir_label(&gen->fn, missing);
+	return value_reg(result, call->type);
+}
+
+struct value generate_len(struct codegen *gen, struct node *call)
+{
+	return value_reg(const_reg(gen, 0), call->type);
+}
+
+struct value generate_strncmp(struct codegen *gen, struct node *call)
+{
+	struct value a = gen_expr(gen, call->args), b = gen_expr(gen, call->args->next);
+	int limit = (int)call->args->next->next->int_value;
+	if (limit > a.type->size)
+		limit = a.type->size;
+	if (limit > b.type->size)
+		limit = b.type->size;
+	int equal = gen_string_equal(gen, a, b, limit);
+	ir_alu_imm(&gen->fn, BPF_XOR, equal, 1); /* strncmp: 0 when equal */
+	return value_reg(equal, call->type);
+}
+
+/* ---- aggregations ---- */
+
+/* Looks up the aggregation's slot for the assigned map element. On a hit
+ * `update` runs with the value pointer; on a miss `init` fills a stack value
+ * that is inserted. */
+struct aggregation_site {
+	struct map_desc *map;
+	int key;
+	int pointer;
+};
+
+static struct aggregation_site aggregation_begin(struct codegen *gen, int bucket_reg)
+{
+	struct node *target = gen->assign_target;
+	struct aggregation_site site;
+	site.map = &gen->program->maps.items[target->map_id];
+	site.key = gen_map_key(gen, target, site.map);
+	if (has_bucket(site.map))
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(site.key + user_key_size(site.map)), bucket_reg);
+	site.pointer = map_lookup(gen, site.map->id, site.key);
+	return site;
+}
+
+/* Adds `amount` to the u64 at value+field (a hit) or inserts it (a miss). */
+static void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount,
+			    bool with_count)
+{
+	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, site->pointer, 0, missing);
+	int current = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, 8, current, site->pointer, 0);
+	ir_alu(&gen->fn, BPF_ADD, current, amount);
+	ir_store(&gen->fn, 8, site->pointer, 0, current);
+	if (with_count) {
+		ir_load(&gen->fn, 8, current, site->pointer, 8);
+		ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
+		ir_store(&gen->fn, 8, site->pointer, 8, current);
+	}
+	ir_jump(&gen->fn, done);
+	ir_label(&gen->fn, missing);
+	int value = stack_alloc(gen, site->map->value_size);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
+	if (with_count)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(value + 8), 1);
+	map_update(gen, site->map->id, site->key, value);
+	ir_label(&gen->fn, done);
+}
+
+struct value generate_count(struct codegen *gen, struct node *call)
+{
+	struct aggregation_site site = aggregation_begin(gen, -1);
+	aggregation_add(gen, &site, const_reg(gen, 1), false);
+	return value_none();
+}
+
+struct value generate_sum(struct codegen *gen, struct node *call)
+{
+	int amount = value_to_reg(gen, gen_expr(gen, call->args));
+	struct aggregation_site site = aggregation_begin(gen, -1);
+	aggregation_add(gen, &site, amount, false);
+	return value_none();
+}
+
+struct value generate_avg(struct codegen *gen, struct node *call)
+{
+	int amount = value_to_reg(gen, gen_expr(gen, call->args));
+	struct aggregation_site site = aggregation_begin(gen, -1);
+	aggregation_add(gen, &site, amount, true);
+	return value_none();
+}
+
+struct value generate_stats(struct codegen *gen, struct node *call)
+{
+	return generate_avg(gen, call);
+}
+
+static void generate_extreme(struct codegen *gen, struct node *call, bool is_max)
+{
+	int amount = value_to_reg(gen, gen_expr(gen, call->args));
+	struct aggregation_site site = aggregation_begin(gen, -1);
+	bool is_signed = site.map->value_type->is_signed;
+	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+	int store = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, site.pointer, 0, missing);
+	int is_set = ir_new_vreg(&gen->fn), current = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, 8, is_set, site.pointer, 8);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, is_set, 0, store);
+	ir_load(&gen->fn, 8, current, site.pointer, 0);
+	/* keep the current value unless the new one beats it */
+	int keep_op = is_max ? (is_signed ? BPF_JSGE : BPF_JGE) : (is_signed ? BPF_JSLE : BPF_JLE);
+	ir_jump_if(&gen->fn, keep_op, current, amount, done);
+	ir_label(&gen->fn, store);
+	ir_store(&gen->fn, 8, site.pointer, 0, amount);
+	ir_store_imm(&gen->fn, 8, site.pointer, 8, 1);
+	ir_jump(&gen->fn, done);
+	ir_label(&gen->fn, missing);
+	int value = stack_alloc(gen, 16);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(value + 8), 1);
+	map_update(gen, site.map->id, site.key, value);
+	ir_label(&gen->fn, done);
+}
+
+struct value generate_min(struct codegen *gen, struct node *call)
+{
+	generate_extreme(gen, call, false);
+	return value_none();
+}
+
+struct value generate_max(struct codegen *gen, struct node *call)
+{
+	generate_extreme(gen, call, true);
+	return value_none();
+}
+
+/* Bucket number of a hist() value, as program.h defines it:
+ * 0 negative, 1 zero, else 2 + (floor(log2 v) << k) + k-bit sub-bucket. */
+static int gen_hist_bucket(struct codegen *gen, int value, int bits)
+{
+	int bucket = const_reg(gen, 0);
+	int done = ir_new_label(&gen->fn), positive = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JSLT, value, 0, done);
+	ir_mov_imm(&gen->fn, bucket, 1);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, value, 0, done);
+	ir_label(&gen->fn, positive);
+	/* log2 by binary search over 32, 16, 8, 4, 2, 1 */
+	int log = const_reg(gen, 0), rest = ir_new_vreg(&gen->fn), probe = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, rest, value);
+	for (int shift = 32; shift >= 1; shift /= 2) {
+		int skip = ir_new_label(&gen->fn);
+		ir_mov(&gen->fn, probe, rest);
+		ir_alu_imm(&gen->fn, BPF_RSH, probe, shift);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, probe, 0, skip);
+		ir_mov(&gen->fn, rest, probe);
+		ir_alu_imm(&gen->fn, BPF_ADD, log, shift);
+		ir_label(&gen->fn, skip);
+	}
+	ir_mov(&gen->fn, bucket, log);
+	if (bits > 0) {
+		/* sub-bucket s = ((v - 2^l) << k) >> l */
+		ir_alu_imm(&gen->fn, BPF_LSH, bucket, bits);
+		int sub = ir_new_vreg(&gen->fn), power = const_reg(gen, 1);
+		ir_alu(&gen->fn, BPF_LSH, power, log);
+		ir_mov(&gen->fn, sub, value);
+		ir_alu(&gen->fn, BPF_SUB, sub, power);
+		ir_alu_imm(&gen->fn, BPF_LSH, sub, bits);
+		ir_alu(&gen->fn, BPF_RSH, sub, log);
+		ir_alu(&gen->fn, BPF_ADD, bucket, sub);
+	}
+	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 2);
+	ir_label(&gen->fn, done);
+	return bucket;
+}
+
+struct value generate_hist(struct codegen *gen, struct node *call)
+{
+	int value = value_to_reg(gen, gen_expr(gen, call->args));
+	int bits = gen->program->maps.items[gen->assign_target->map_id].value_type->hist_bits;
+	int bucket = gen_hist_bucket(gen, value, bits);
+	struct aggregation_site site = aggregation_begin(gen, bucket);
+	aggregation_add(gen, &site, const_reg(gen, 1), false);
+	return value_none();
+}
+
+struct value generate_lhist(struct codegen *gen, struct node *call)
+{
+	int value = value_to_reg(gen, gen_expr(gen, call->args));
+	const struct type *type = gen->program->maps.items[gen->assign_target->map_id].value_type;
+	int64_t buckets = (type->lhist_max - type->lhist_min) / type->lhist_step;
+	int bucket = const_reg(gen, 0);
+	int done = ir_new_label(&gen->fn), in_range = ir_new_label(&gen->fn);
+	int min = const_reg(gen, type->lhist_min), max = const_reg(gen, type->lhist_max);
+	ir_jump_if(&gen->fn, BPF_JSLT, value, min, done);
+	ir_mov_imm(&gen->fn, bucket, buckets + 1);
+	ir_jump_if(&gen->fn, BPF_JSGE, value, max, done);
+	ir_label(&gen->fn, in_range);
+	ir_mov(&gen->fn, bucket, value);
+	ir_alu(&gen->fn, BPF_SUB, bucket, min);
+	int step = const_reg(gen, type->lhist_step);
+	ir_alu(&gen->fn, BPF_DIV, bucket, step);
+	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
+	ir_label(&gen->fn, done);
+	struct aggregation_site site = aggregation_begin(gen, bucket);
+	aggregation_add(gen, &site, const_reg(gen, 1), false);
+	return value_none();
+}
+
+/* ---- one probe program ---- */
+
+static void gen_prologue(struct codegen *gen)
+{
+	gen->ctx_reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, gen->ctx_reg, CTX_REG_ARG);
+	gen->exit_label = ir_new_label(&gen->fn);
+	for (int i = 0; i < gen->probe->vars.count; i++) {
+		struct var_info *var = &gen->probe->vars.items[i];
+		int size = type_storage_size(var->type);
+		if (size <= 0)
+			size = 8;
+		var->stack_offset = stack_alloc(gen, size);
+		zero_stack(gen, var->stack_offset, size);
+	}
+	pid_t target = gen->sema->options->target_pid;
+	if (target) {
+		int pid = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, pid, target, gen->exit_label);
+	}
+	struct node *predicate = gen->probe->node->predicate;
+	if (predicate) {
+		int watermark = gen->fn.stack_size;
+		gen->fn.loc = predicate->loc;
+		gen_condition_jump(gen, predicate, gen->exit_label);
+		gen->fn.stack_size = watermark;
+	}
+}
+
+int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
+		  struct probe_program *out, FILE *dump, struct diag *diag)
+{
+	struct codegen gen = { .sema = sema, .program = sema->program, .probe = probe, .point = point };
+	gen.fn.loc = probe->node->loc;
+	gen_prologue(&gen);
+	gen_stmts(&gen, probe->node->body);
+	gen.fn.loc = probe->node->loc;
+	ir_label(&gen.fn, gen.exit_label);
+	ir_mov_imm(&gen.fn, BPF_REG_0, 0);
+	ir_exit(&gen.fn);
+	free(gen.loops.items);
+	gen.fn.stack_size = gen.stack_high;
+	if (dump) {
+		fprintf(dump, "IR for %s:\n", point->name);
+		ir_print(dump, &gen.fn);
+	}
+	char *error = NULL;
+	if (regalloc_run(&gen.fn, &error) < 0 ||
+	    emit_program(&gen.fn, &out->insns, &out->insn_locs, &out->insn_count, &error) < 0) {
+		diag_error(diag, probe->node->loc, "%s", error);
+		free(error);
+		ir_free(&gen.fn);
+		return -1;
+	}
+	ir_free(&gen.fn);
+	if (dump) {
+		fprintf(dump, "BPF instructions for %s (%d):\n", point->name, out->insn_count);
+		emit_print(dump, out->insns, out->insn_count);
+	}
+	return 0;
+}

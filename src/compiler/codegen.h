@@ -1,0 +1,46 @@
+/*
+ * Code generation: typed AST of one probe block, for one probe point, to IR.
+ */
+#ifndef SONDE_CODEGEN_H
+#define SONDE_CODEGEN_H
+
+#include "ir.h"
+#include "sema.h"
+
+/* Where an expression's result lives. */
+enum value_kind {
+	VALUE_NONE,   /* void: printf(), exit(), ... */
+	VALUE_REG,    /* a 64-bit integer or pointer in virtual register `reg` */
+	VALUE_STACK,  /* type->size bytes at r10 + stack_offset (strings, tuples, inet) */
+};
+
+struct value {
+	enum value_kind kind;
+	int reg;
+	int stack_offset;
+	struct type *type;
+};
+
+struct loop_labels {
+	int break_label;
+	int continue_label;
+};
+
+struct codegen {
+	struct ir_function fn;
+	struct sema *sema;
+	struct program *program;
+	struct probe_info *probe;
+	struct probe_point *point;
+	int ctx_reg;               /* virtual register holding the context pointer */
+	int exit_label;            /* `return` and failed predicates jump here */
+	int stack_high;            /* deepest stack use seen; temporaries are reused per statement */
+	struct node *assign_target;/* the map an aggregation call is assigned to */
+	VEC(struct loop_labels) loops;
+};
+
+/* Generates the BPF program for one point of one probe block into *out. */
+int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
+		  struct probe_program *out, FILE *dump, struct diag *diag);
+
+#endif

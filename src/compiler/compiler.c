@@ -1,0 +1,125 @@
+/*
+ * The compiler pipeline, start to end: parse, analyse, lay out maps, then
+ * generate one BPF program per probe point. See compiler.h.
+ */
+#include "compiler.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ast.h"
+#include "codegen.h"
+#include "sema.h"
+
+#define RINGBUF_DEFAULT_BYTES (1 << 20)
+
+static int add_internal_map(struct program *program, const char *name, enum map_role role,
+			    uint32_t bpf_type, uint32_t key_size, uint32_t value_size, uint32_t entries)
+{
+	struct map_desc map = {
+		.id = program->maps.count, .name = xstrdup(name), .role = role,
+		.bpf_map_type = bpf_type, .key_size = key_size, .value_size = value_size,
+		.max_entries = entries, .fd = -1,
+	};
+	vec_push(&program->maps, map);
+	return map.id;
+}
+
+/* Sizes and BPF map types of user maps, now that their types are final. */
+static void lay_out_maps(struct program *program)
+{
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		if (map->role != MAP_ROLE_USER)
+			continue;
+		uint32_t key_size = map->key_type ? (type_storage_size(map->key_type) + 7) & ~7 : 0;
+		bool bucketed = map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST;
+		if (bucketed)
+			key_size += 8;
+		map->key_size = key_size ? key_size : 8;
+		map->value_size = (type_storage_size(map->value_type) + 7) & ~7;
+		if (map->value_size == 0)
+			map->value_size = 8;
+		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
+									 : BPF_MAP_TYPE_HASH;
+		if (bucketed && map->max_entries < 64 * 16)
+			map->max_entries = 4096 * 4;
+	}
+}
+
+static enum probe_role role_of(const struct probe_point *point)
+{
+	if (strcmp(point->provider->name, "BEGIN") == 0)
+		return PROBE_ROLE_BEGIN;
+	if (strcmp(point->provider->name, "END") == 0)
+		return PROBE_ROLE_END;
+	return PROBE_ROLE_NORMAL;
+}
+
+int compile_program(const struct source *source, const struct compile_options *options,
+		    struct program *program, struct diag *diag)
+{
+	struct ast ast = { 0 };
+	program->source = *source;
+	program->ringbuf_map_id = program->lost_map_id = -1;
+	program->config_map_id = program->scratch_map_id = -1;
+	if (parse_program(source, &ast, diag) < 0) {
+		ast_free(&ast);
+		return -1;
+	}
+	if (options->dump) {
+		fprintf(options->dump, "AST:\n");
+		ast_dump(&ast, options->dump);
+	}
+	struct sema sema = { .diag = diag, .options = options, .program = program };
+	int result = sema_analyze(&sema, &ast);
+	if (result == 0) {
+		lay_out_maps(program);
+		const char *ringbuf_env = getenv("SONDE_RINGBUF_SIZE");
+		long ringbuf_bytes = ringbuf_env ? strtol(ringbuf_env, NULL, 0) : RINGBUF_DEFAULT_BYTES;
+		/* the kernel wants a power of two that is a multiple of the page size */
+		long size = 4096;
+		while (size < ringbuf_bytes && size < (1L << 30))
+			size <<= 1;
+		program->ringbuf_map_id = add_internal_map(program, ".ringbuf", MAP_ROLE_RINGBUF,
+							   BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size);
+		program->lost_map_id = add_internal_map(program, ".lost", MAP_ROLE_LOST,
+							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 1);
+		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
+							  BPF_MAP_TYPE_ARRAY, 4,
+							  sizeof(struct program_config), 1);
+	}
+	for (int i = 0; result == 0 && i < sema.probes.count; i++) {
+		struct probe_info *probe = &sema.probes.items[i];
+		for (int j = 0; result == 0 && j < probe->points.count; j++) {
+			struct probe_point *point = probe->points.items[j];
+			if (sema_retype_for_point(&sema, probe, point) < 0) {
+				result = -1;
+				break;
+			}
+			struct probe_program out = {
+				.name = xstrdup(point->name), .point = point, .role = role_of(point),
+				.prog_type = point->provider->prog_type, .prog_fd = -1,
+			};
+			if (codegen_probe(&sema, probe, point, &out, options->dump, diag) < 0) {
+				free(out.name);
+				result = -1;
+				break;
+			}
+			vec_push(&program->probes, out);
+		}
+	}
+	for (int i = 0; i < sema.probes.count; i++) {
+		struct probe_info *probe = &sema.probes.items[i];
+		for (int j = 0; j < probe->vars.count; j++)
+			free(probe->vars.items[j].name);
+		free(probe->vars.items);
+		if (result < 0 || program->probes.count == 0) {
+			/* the points belong to program->probes once compiled */
+		}
+		free(probe->points.items);
+	}
+	free(sema.probes.items);
+	ast_free(&ast);
+	return result;
+}

@@ -1,0 +1,77 @@
+/*
+ * Emission: the last step from IR to what the kernel loads. Labels become
+ * relative jump offsets, 64-bit loads and map references become the
+ * two-instruction BPF_LD_IMM64 form (map references keep the map id in imm,
+ * tagged BPF_PSEUDO_MAP_FD, for the loader to replace with the real fd), and
+ * each instruction keeps the source position it came from.
+ */
+#include <stdlib.h>
+
+#include "ir.h"
+
+static int insn_width(const struct ir_insn *insn)
+{
+	if (insn->kind == IR_LABEL)
+		return 0;
+	if (insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64)
+		return 2;
+	return 1;
+}
+
+int emit_program(const struct ir_function *fn, struct bpf_insn **insns_out,
+		 struct src_loc **locs_out, int *count_out, char **error)
+{
+	int *position = xcalloc(fn->insns.count + 1, sizeof(int));
+	int *label_position = xcalloc(fn->label_count + 1, sizeof(int));
+	int total = 0;
+	for (int i = 0; i < fn->insns.count; i++) {
+		position[i] = total;
+		if (fn->insns.items[i].kind == IR_LABEL)
+			label_position[fn->insns.items[i].label] = total;
+		total += insn_width(&fn->insns.items[i]);
+	}
+	struct bpf_insn *insns = xcalloc(total + 1, sizeof(*insns));
+	struct src_loc *locs = xcalloc(total + 1, sizeof(*locs));
+	int result = 0;
+	for (int i = 0; i < fn->insns.count && result == 0; i++) {
+		const struct ir_insn *insn = &fn->insns.items[i];
+		int at = position[i];
+		if (insn->kind == IR_LABEL)
+			continue;
+		if (insn->dst >= IR_FIRST_VREG || insn->src >= IR_FIRST_VREG) {
+			*error = xasprintf("internal error: virtual register left after allocation");
+			result = -1;
+			break;
+		}
+		struct bpf_insn *raw = &insns[at];
+		raw->code = insn->code;
+		raw->dst_reg = insn->dst;
+		raw->src_reg = insn->kind == IR_LD_MAP ? BPF_PSEUDO_MAP_FD : insn->src;
+		raw->off = insn->off;
+		raw->imm = (int32_t)insn->imm;
+		locs[at] = insn->loc;
+		if (insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64) {
+			insns[at + 1].imm = insn->kind == IR_LD_IMM64 ? (int32_t)((uint64_t)insn->imm >> 32) : 0;
+			locs[at + 1] = insn->loc;
+		}
+		if (insn->kind == IR_JUMP) {
+			long offset = (long)label_position[insn->label] - (at + 1);
+			if (offset < INT16_MIN || offset > INT16_MAX) {
+				*error = xasprintf("the program is too large: a jump spans %ld instructions", offset);
+				result = -1;
+			}
+			raw->off = (int16_t)offset;
+		}
+	}
+	free(position);
+	free(label_position);
+	if (result < 0) {
+		free(insns);
+		free(locs);
+		return -1;
+	}
+	*insns_out = insns;
+	*locs_out = locs;
+	*count_out = total;
+	return 0;
+}

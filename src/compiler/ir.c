@@ -1,0 +1,307 @@
+/*
+ * IR construction helpers and the IR printer. Each helper appends one
+ * instruction carrying the current source position (fn->loc), so that every
+ * final BPF instruction can be traced back to the line that produced it.
+ */
+#include "ir.h"
+
+#include <stdlib.h>
+
+int ir_new_vreg(struct ir_function *fn)
+{
+	return IR_FIRST_VREG + fn->vreg_count++;
+}
+
+int ir_new_label(struct ir_function *fn)
+{
+	return fn->label_count++;
+}
+
+void ir_emit(struct ir_function *fn, struct ir_insn insn)
+{
+	insn.loc = fn->loc;
+	vec_push(&fn->insns, insn);
+}
+
+void ir_label(struct ir_function *fn, int label)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_LABEL, .label = label });
+}
+
+void ir_mov_imm(struct ir_function *fn, int dst, int64_t imm)
+{
+	if (imm >= INT32_MIN && imm <= INT32_MAX)
+		ir_emit(fn, (struct ir_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst = dst, .imm = imm });
+	else
+		ir_emit(fn, (struct ir_insn){ .kind = IR_LD_IMM64, .code = BPF_LD | BPF_DW | BPF_IMM,
+					      .dst = dst, .imm = imm });
+}
+
+void ir_mov(struct ir_function *fn, int dst, int src)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst = dst, .src = src });
+}
+
+void ir_alu(struct ir_function *fn, int op, int dst, int src)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_ALU64 | op | BPF_X, .dst = dst, .src = src });
+}
+
+void ir_alu_imm(struct ir_function *fn, int op, int dst, int32_t imm)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_ALU64 | op | BPF_K, .dst = dst, .imm = imm });
+}
+
+static int size_code(int size)
+{
+	switch (size) {
+	case 1: return BPF_B;
+	case 2: return BPF_H;
+	case 4: return BPF_W;
+	default: return BPF_DW;
+	}
+}
+
+void ir_load(struct ir_function *fn, int size, int dst, int base, int16_t off)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_LDX | BPF_MEM | size_code(size), .dst = dst,
+				      .src = base, .off = off });
+}
+
+void ir_store(struct ir_function *fn, int size, int base, int16_t off, int src)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_STX | BPF_MEM | size_code(size), .dst = base,
+				      .src = src, .off = off });
+}
+
+void ir_store_imm(struct ir_function *fn, int size, int base, int16_t off, int32_t imm)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_ST | BPF_MEM | size_code(size), .dst = base,
+				      .off = off, .imm = imm });
+}
+
+void ir_jump(struct ir_function *fn, int label)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_JUMP, .code = BPF_JMP | BPF_JA, .label = label });
+}
+
+void ir_jump_if(struct ir_function *fn, int op, int a, int b, int label)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_JUMP, .code = BPF_JMP | op | BPF_X, .dst = a,
+				      .src = b, .label = label });
+}
+
+void ir_jump_if_imm(struct ir_function *fn, int op, int a, int32_t imm, int label)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_JUMP, .code = BPF_JMP | op | BPF_K, .dst = a,
+				      .imm = imm, .label = label });
+}
+
+void ir_call(struct ir_function *fn, int helper)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_JMP | BPF_CALL, .imm = helper });
+}
+
+void ir_ld_map(struct ir_function *fn, int dst, int map_id)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_LD_MAP, .code = BPF_LD | BPF_DW | BPF_IMM,
+				      .dst = dst, .src = BPF_PSEUDO_MAP_FD, .imm = map_id });
+}
+
+void ir_exit(struct ir_function *fn)
+{
+	ir_emit(fn, (struct ir_insn){ .code = BPF_JMP | BPF_EXIT });
+}
+
+int ir_stack_alloc(struct ir_function *fn, int size)
+{
+	fn->stack_size += (size + 7) & ~7;
+	return -fn->stack_size;
+}
+
+void ir_free(struct ir_function *fn)
+{
+	free(fn->insns.items);
+	fn->insns.items = NULL;
+	fn->insns.count = fn->insns.capacity = 0;
+}
+
+static void print_reg(FILE *out, int reg)
+{
+	if (reg >= IR_FIRST_VREG)
+		fprintf(out, "v%d", reg);
+	else
+		fprintf(out, "r%d", reg);
+}
+
+static const char *alu_symbol(int op)
+{
+	switch (op) {
+	case BPF_ADD: return "+=";
+	case BPF_SUB: return "-=";
+	case BPF_MUL: return "*=";
+	case BPF_DIV: return "/=";
+	case BPF_MOD: return "%=";
+	case BPF_OR: return "|=";
+	case BPF_AND: return "&=";
+	case BPF_XOR: return "^=";
+	case BPF_LSH: return "<<=";
+	case BPF_RSH: return ">>=";
+	case BPF_ARSH: return "s>>=";
+	case BPF_MOV: return "=";
+	case BPF_NEG: return "= -";
+	default: return "?=";
+	}
+}
+
+static const char *jump_symbol(int op)
+{
+	switch (op) {
+	case BPF_JEQ: return "==";
+	case BPF_JNE: return "!=";
+	case BPF_JGT: return ">";
+	case BPF_JGE: return ">=";
+	case BPF_JLT: return "<";
+	case BPF_JLE: return "<=";
+	case BPF_JSGT: return "s>";
+	case BPF_JSGE: return "s>=";
+	case BPF_JSLT: return "s<";
+	case BPF_JSLE: return "s<=";
+	case BPF_JSET: return "&";
+	default: return "?";
+	}
+}
+
+static const char *size_name(int code)
+{
+	switch (BPF_SIZE(code)) {
+	case BPF_B: return "u8";
+	case BPF_H: return "u16";
+	case BPF_W: return "u32";
+	default: return "u64";
+	}
+}
+
+/* Shared by the IR dump and the final listing: jump targets are printed as
+ * labels in the IR and as relative offsets in final code. */
+static void print_insn(FILE *out, const struct ir_insn *insn, bool final)
+{
+	int class = BPF_CLASS(insn->code);
+	if (insn->kind == IR_LABEL) {
+		fprintf(out, "L%d:", insn->label);
+		return;
+	}
+	if (insn->kind == IR_LD_MAP) {
+		print_reg(out, insn->dst);
+		fprintf(out, " = map[%lld]", (long long)insn->imm);
+		return;
+	}
+	if (insn->kind == IR_LD_IMM64) {
+		print_reg(out, insn->dst);
+		fprintf(out, " = %lld ll", (long long)insn->imm);
+		return;
+	}
+	switch (class) {
+	case BPF_ALU64:
+	case BPF_ALU:
+		print_reg(out, insn->dst);
+		if (BPF_OP(insn->code) == BPF_NEG) {
+			fprintf(out, " = -");
+			print_reg(out, insn->dst);
+			return;
+		}
+		fprintf(out, " %s ", alu_symbol(BPF_OP(insn->code)));
+		if (BPF_SRC(insn->code) == BPF_X)
+			print_reg(out, insn->src);
+		else
+			fprintf(out, "%lld", (long long)insn->imm);
+		return;
+	case BPF_LDX:
+		print_reg(out, insn->dst);
+		fprintf(out, " = *(%s *)(", size_name(insn->code));
+		print_reg(out, insn->src);
+		fprintf(out, " %+d)", insn->off);
+		return;
+	case BPF_STX:
+	case BPF_ST:
+		fprintf(out, "*(%s *)(", size_name(insn->code));
+		print_reg(out, insn->dst);
+		fprintf(out, " %+d) = ", insn->off);
+		if (class == BPF_STX)
+			print_reg(out, insn->src);
+		else
+			fprintf(out, "%lld", (long long)insn->imm);
+		return;
+	case BPF_JMP: {
+		int op = BPF_OP(insn->code);
+		if (op == BPF_CALL) {
+			fprintf(out, "call %lld", (long long)insn->imm);
+			return;
+		}
+		if (op == BPF_EXIT) {
+			fprintf(out, "exit");
+			return;
+		}
+		if (op == BPF_JA) {
+			if (final)
+				fprintf(out, "goto %+d", insn->off);
+			else
+				fprintf(out, "goto L%d", insn->label);
+			return;
+		}
+		fprintf(out, "if ");
+		print_reg(out, insn->dst);
+		fprintf(out, " %s ", jump_symbol(op));
+		if (BPF_SRC(insn->code) == BPF_X)
+			print_reg(out, insn->src);
+		else
+			fprintf(out, "%lld", (long long)insn->imm);
+		if (final)
+			fprintf(out, " goto %+d", insn->off);
+		else
+			fprintf(out, " goto L%d", insn->label);
+		return;
+	}
+	default:
+		fprintf(out, "(code 0x%02x)", insn->code);
+	}
+}
+
+void ir_print_insn(FILE *out, const struct ir_insn *insn)
+{
+	print_insn(out, insn, false);
+}
+
+void ir_print(FILE *out, const struct ir_function *fn)
+{
+	for (int i = 0; i < fn->insns.count; i++) {
+		const struct ir_insn *insn = &fn->insns.items[i];
+		if (insn->kind != IR_LABEL)
+			fputs("  ", out);
+		ir_print_insn(out, insn);
+		fputc('\n', out);
+	}
+}
+
+void emit_print(FILE *out, const struct bpf_insn *insns, int count)
+{
+	for (int i = 0; i < count; i++) {
+		const struct bpf_insn *raw = &insns[i];
+		struct ir_insn insn = { .code = raw->code, .dst = raw->dst_reg, .src = raw->src_reg,
+					.off = raw->off, .imm = raw->imm };
+		if (raw->code == (BPF_LD | BPF_DW | BPF_IMM)) {
+			if (raw->src_reg == BPF_PSEUDO_MAP_FD) {
+				insn.kind = IR_LD_MAP;
+			} else {
+				insn.kind = IR_LD_IMM64;
+				insn.imm = (int64_t)(((uint64_t)(uint32_t)insns[i + 1].imm << 32) |
+						     (uint32_t)raw->imm);
+			}
+		}
+		fprintf(out, "%4d: ", i);
+		print_insn(out, &insn, true);
+		fputc('\n', out);
+		if (raw->code == (BPF_LD | BPF_DW | BPF_IMM))
+			i++;
+	}
+}

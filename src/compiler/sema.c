@@ -1,0 +1,1472 @@
+/*
+ * Semantic analysis: turns the parser's tree into a typed tree.
+ *
+ * It receives the AST and does three things:
+ *  1. expands every probe spec through its provider (wildcards included) and
+ *     asks the provider what each point offers (typed args, argN, retval);
+ *  2. infers a type for every expression, scratch variable and map, and
+ *     checks each use against it (C's integer rules, all arithmetic in 64
+ *     bits; strings; tuples; aggregations only as map values);
+ *  3. records what the runtime will need: a map_desc for every map and an
+ *     event_desc for every call that sends a ring-buffer record.
+ *
+ * Maps may be used before the statement that gives them a type (a probe may
+ * read @x that a later probe writes), so the whole program is checked twice:
+ * a silent first pass settles map types, the second reports errors.
+ * Types of `args` differ between the points of one wildcard probe; codegen
+ * re-types a block for each point through sema_retype_for_point.
+ */
+#include "sema.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/printf_format.h"
+#include "functions.h"
+
+#define MAX_MAP_ENTRIES 4096
+
+static void check_expr(struct sema *sema, struct node *node);
+static void check_stmts(struct sema *sema, struct node *list);
+
+static void error_at(struct sema *sema, struct src_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void error_at(struct sema *sema, struct src_loc loc, const char *fmt, ...)
+{
+	sema->error_count++;
+	if (!sema->report)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	char *message = NULL;
+	if (vasprintf(&message, fmt, ap) < 0)
+		message = NULL;
+	va_end(ap);
+	diag_error(sema->diag, loc, "%s", message ? message : fmt);
+	free(message);
+}
+
+static bool is_int(const struct node *node)
+{
+	return node->type && type_is_integer_like(node->type);
+}
+
+static bool is_string(const struct node *node)
+{
+	return node->type && node->type->kind == TYPE_STRING;
+}
+
+static int count_list(const struct node *list)
+{
+	int count = 0;
+	for (; list; list = list->next)
+		count++;
+	return count;
+}
+
+/* ---- maps ---- */
+
+static struct map_desc *map_for(struct sema *sema, struct node *map_node)
+{
+	struct program *program = sema->program;
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_USER && strcmp(map->name, map_node->name) == 0) {
+			map_node->map_id = i;
+			return map;
+		}
+	}
+	struct map_desc map = {
+		.id = program->maps.count,
+		.name = xstrdup(map_node->name),
+		.role = MAP_ROLE_USER,
+		.fd = -1,
+		.max_entries = MAX_MAP_ENTRIES,
+	};
+	vec_push(&program->maps, map);
+	map_node->map_id = map.id;
+	return &program->maps.items[map.id];
+}
+
+/* Widens a value type so both a and b fit: ints become 64-bit, strings take
+ * the larger size. NULL when the two cannot share storage. */
+static struct type *merge_types(struct type *a, struct type *b)
+{
+	if (!a || a->kind == TYPE_NONE)
+		return b;
+	if (!b || b->kind == TYPE_NONE)
+		return a;
+	if (type_is_integer_like(a) && type_is_integer_like(b)) {
+		if (a->kind == TYPE_POINTER && type_equal(a, b))
+			return a;
+		return type_int(8, a->kind == TYPE_INT ? a->is_signed : true);
+	}
+	if (a->kind != b->kind)
+		return NULL;
+	if (a->kind == TYPE_STRING)
+		return a->size >= b->size ? a : b;
+	if (a->kind == TYPE_TUPLE) {
+		if (a->field_count != b->field_count)
+			return NULL;
+		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
+		for (int i = 0; i < a->field_count; i++) {
+			elements[i] = merge_types(a->fields[i].type, b->fields[i].type);
+			if (!elements[i]) {
+				free(elements);
+				return NULL;
+			}
+		}
+		struct type *merged = type_tuple(elements, a->field_count);
+		free(elements);
+		return merged;
+	}
+	return type_equal(a, b) ? a : NULL;
+}
+
+/* The key type a map access implies: none, one key, or a tuple of keys. */
+static struct type *key_type_of(struct node *map_node, bool *is_multi)
+{
+	int count = count_list(map_node->args);
+	*is_multi = count > 1;
+	if (count == 0)
+		return NULL;
+	if (count == 1) {
+		struct type *type = map_node->args->type;
+		if (type && type->kind == TYPE_INT)
+			return type_int(8, type->is_signed);
+		return type;
+	}
+	struct type **elements = xcalloc(count, sizeof(*elements));
+	int i = 0;
+	for (struct node *key = map_node->args; key; key = key->next) {
+		struct type *type = key->type;
+		elements[i++] = type && type->kind == TYPE_INT ? type_int(8, type->is_signed) : type;
+	}
+	struct type *tuple = type_tuple(elements, count);
+	free(elements);
+	return tuple;
+}
+
+static const char *describe_key(const struct map_desc *map)
+{
+	if (!map->key_type)
+		return "no key";
+	return type_name(map->key_type);
+}
+
+/* Checks the keys of a map access and records the key type. */
+static struct map_desc *check_map_access(struct sema *sema, struct node *map_node)
+{
+	for (struct node *key = map_node->args; key; key = key->next) {
+		check_expr(sema, key);
+		if (key->type && (key->type->kind == TYPE_VOID || type_is_aggregation(key->type) ||
+				  key->type->kind == TYPE_RECORD)) {
+			error_at(sema, key->loc, "%s cannot be used as a map key",
+				 type_name(key->type));
+			return NULL;
+		}
+		if (key->type && key->type->kind == TYPE_NONE)
+			return NULL;
+	}
+	struct map_desc *map = map_for(sema, map_node);
+	bool is_multi = false;
+	struct type *key_type = key_type_of(map_node, &is_multi);
+	bool had_use = map->key_type != NULL || map->value_type != NULL;
+	if (!map->key_type && !had_use) {
+		map->key_type = key_type;
+		map->key_is_multi = is_multi;
+	} else if (!map->key_type && key_type && map->value_type) {
+		error_at(sema, map_node->loc, "map %s is used without a key elsewhere; here it has key %s",
+			 map->name, type_name(key_type));
+		return NULL;
+	} else if (map->key_type && !key_type) {
+		error_at(sema, map_node->loc, "map %s needs a key of type %s", map->name,
+			 describe_key(map));
+		return NULL;
+	} else if (map->key_type && key_type) {
+		struct type *merged = merge_types(map->key_type, key_type);
+		if (!merged || map->key_is_multi != is_multi) {
+			error_at(sema, map_node->loc,
+				 "map %s is keyed by %s elsewhere; here the key is %s", map->name,
+				 describe_key(map), type_name(key_type));
+			return NULL;
+		}
+		map->key_type = merged;
+	}
+	return map;
+}
+
+static void set_map_value(struct sema *sema, struct node *map_node, struct map_desc *map,
+			  struct type *value_type)
+{
+	if (!value_type || value_type->kind == TYPE_NONE)
+		return;
+	if (value_type->kind == TYPE_VOID) {
+		error_at(sema, map_node->loc, "cannot store a value of type void in map %s", map->name);
+		return;
+	}
+	if (!map->value_type) {
+		map->value_type = value_type;
+		return;
+	}
+	if (type_is_aggregation(map->value_type) || type_is_aggregation(value_type)) {
+		if (map->value_type->kind != value_type->kind ||
+		    !type_equal(map->value_type, value_type)) {
+			error_at(sema, map_node->loc,
+				 "map %s holds %s elsewhere; it cannot also hold %s", map->name,
+				 type_name(map->value_type), type_name(value_type));
+		}
+		return;
+	}
+	struct type *merged = merge_types(map->value_type, value_type);
+	if (!merged) {
+		error_at(sema, map_node->loc,
+			 "map %s holds %s elsewhere; it cannot also hold %s", map->name,
+			 type_name(map->value_type), type_name(value_type));
+		return;
+	}
+	map->value_type = merged;
+}
+
+/* ---- scratch variables ---- */
+
+static struct var_info *var_find(struct sema *sema, const char *name)
+{
+	for (int i = 0; i < sema->probe->vars.count; i++)
+		if (strcmp(sema->probe->vars.items[i].name, name) == 0)
+			return &sema->probe->vars.items[i];
+	return NULL;
+}
+
+static void var_assign(struct sema *sema, struct node *var, struct type *type)
+{
+	struct var_info *info = var_find(sema, var->name);
+	if (!info) {
+		struct var_info fresh = { .name = xstrdup(var->name), .type = type };
+		vec_push(&sema->probe->vars, fresh);
+		info = &sema->probe->vars.items[sema->probe->vars.count - 1];
+	} else if (type && type->kind != TYPE_NONE) {
+		struct type *merged = merge_types(info->type, type);
+		if (!merged) {
+			error_at(sema, var->loc, "$%s holds %s; it cannot also hold %s", var->name,
+				 type_name(info->type), type_name(type));
+			return;
+		}
+		info->type = merged;
+	}
+	var->var_id = (int)(info - sema->probe->vars.items);
+	var->type = info->type;
+}
+
+/* ---- builtin variables ---- */
+
+struct builtin_var {
+	const char *name;
+	int size;          /* 8 for integers; string size for strings */
+	bool is_signed;
+	bool is_string;
+	unsigned needs;    /* probe_feature bits the point must offer */
+};
+
+static const struct builtin_var builtin_vars[] = {
+	{ "pid", 8, false, false, 0 },
+	{ "tid", 8, false, false, 0 },
+	{ "uid", 8, false, false, 0 },
+	{ "gid", 8, false, false, 0 },
+	{ "nsecs", 8, false, false, 0 },
+	{ "elapsed", 8, false, false, 0 },
+	{ "cpu", 8, false, false, 0 },
+	{ "numaid", 8, false, false, 0 },
+	{ "cgroup", 8, false, false, 0 },
+	{ "curtask", 8, false, false, 0 },
+	{ "rand", 8, false, false, 0 },
+	{ "jiffies", 8, false, false, 0 },
+	{ "cpid", 8, false, false, 0 },
+	{ "comm", 16, false, true, 0 },
+	{ "retval", 8, true, false, PROBE_HAS_RETVAL },
+	{ "func", 0, false, true, PROBE_HAS_FUNC },
+};
+
+static int parse_arg_index(const char *name)
+{
+	if (strncmp(name, "arg", 3) != 0 || !name[3])
+		return -1;
+	char *end;
+	long index = strtol(name + 3, &end, 10);
+	if (*end || index < 0 || index > 15)
+		return -1;
+	return (int)index;
+}
+
+static void check_builtin(struct sema *sema, struct node *node)
+{
+	const char *name = node->name;
+	if (strcmp(name, "args") == 0) {
+		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGS) || !sema->point->args_type) {
+			error_at(sema, node->loc, "the probe %s has no args",
+				 sema->point ? sema->point->name : "");
+			node->type = type_none();
+			return;
+		}
+		node->type = sema->point->args_type;
+		return;
+	}
+	if (strcmp(name, "probe") == 0) {
+		node->type = type_string((int)strlen(sema->point ? sema->point->name : "") + 1);
+		return;
+	}
+	if (parse_arg_index(name) >= 0) {
+		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGN)) {
+			error_at(sema, node->loc, "%s is not available for probe %s (it has no numbered arguments%s)",
+				 name, sema->point ? sema->point->name : "",
+				 sema->point && (sema->point->features & PROBE_HAS_ARGS) ? "; use args" : "");
+			node->type = type_none();
+			return;
+		}
+		node->type = type_int(8, false);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(builtin_vars) / sizeof(builtin_vars[0]); i++) {
+		const struct builtin_var *var = &builtin_vars[i];
+		if (strcmp(var->name, name) != 0)
+			continue;
+		if (var->needs && (!sema->point || !(sema->point->features & var->needs))) {
+			error_at(sema, node->loc, "%s is not available for probe %s", name,
+				 sema->point ? sema->point->name : "");
+			node->type = type_none();
+			return;
+		}
+		if (strcmp(name, "cpid") == 0 && !sema->options->child_pid) {
+			error_at(sema, node->loc, "cpid is only available with -c CMD");
+			node->type = type_none();
+			return;
+		}
+		if (var->is_string)
+			node->type = type_string(var->size ? var->size : sema->options->max_strlen);
+		else
+			node->type = type_int(var->size, var->is_signed);
+		return;
+	}
+	error_at(sema, node->loc, "unknown identifier '%s'", name);
+	node->type = type_none();
+}
+
+/* ---- casts and type names ---- */
+
+static struct type *parse_int_type_name(const char *name)
+{
+	static const struct { const char *name; int size; bool is_signed; } names[] = {
+		{ "int8", 1, true },   { "uint8", 1, false },  { "int16", 2, true },
+		{ "uint16", 2, false }, { "int32", 4, true },  { "uint32", 4, false },
+		{ "int64", 8, true },  { "uint64", 8, false }, { "bool", 1, false },
+		{ "char", 1, true },   { "short", 2, true },   { "int", 4, true },
+		{ "long", 8, true },   { "unsigned int", 4, false }, { "unsigned long", 8, false },
+		{ "u8", 1, false }, { "u16", 2, false }, { "u32", 4, false }, { "u64", 8, false },
+		{ "s8", 1, true }, { "s16", 2, true }, { "s32", 4, true }, { "s64", 8, true },
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(names[i].name, name) == 0)
+			return type_int(names[i].size, names[i].is_signed);
+	return NULL;
+}
+
+static void check_cast(struct sema *sema, struct node *node)
+{
+	check_expr(sema, node->lhs);
+	struct type *target = parse_int_type_name(node->name);
+	if (!target) {
+		error_at(sema, node->loc, "cannot cast to '%s': kernel struct types need BTF support, "
+			 "which this build does not have yet", node->name);
+		node->type = type_none();
+		return;
+	}
+	if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !is_int(node->lhs)) {
+		error_at(sema, node->lhs->loc, "cannot cast %s to %s", type_name(node->lhs->type),
+			 node->name);
+		node->type = type_none();
+		return;
+	}
+	node->type = target;
+}
+
+/* ---- expressions ---- */
+
+static int64_t positional_int(struct sema *sema, struct node *node, bool *is_number)
+{
+	int index = (int)node->int_value;
+	*is_number = false;
+	if (index < 1 || index > sema->options->positional_count)
+		return 0;
+	const char *text = sema->options->positional[index - 1];
+	char *end;
+	errno = 0;
+	long long value = strtoll(text, &end, 0);
+	if (*text && !*end && errno == 0) {
+		*is_number = true;
+		return value;
+	}
+	return 0;
+}
+
+static void check_positional(struct sema *sema, struct node *node)
+{
+	bool is_number;
+	int index = (int)node->int_value;
+	int64_t value = positional_int(sema, node, &is_number);
+	node->is_constant = true;
+	if (index > sema->options->positional_count) {
+		/* bpftrace treats a missing positional parameter as 0 / "" */
+		node->type = type_int(8, true);
+		node->int_value = 0;
+		return;
+	}
+	if (is_number) {
+		node->type = type_int(8, true);
+		node->int_value = (uint64_t)value;
+	} else {
+		error_at(sema, node->loc, "$%d is '%s', not a number; use str($%d) for text", index,
+			 sema->options->positional[index - 1], index);
+		node->type = type_none();
+	}
+}
+
+/* Folds arithmetic on two integer constants, so lhist(x, -10, 10, 1) and
+ * unroll(2 * 3) see plain numbers. Division by zero is left to run time. */
+static void fold_binary(struct node *node)
+{
+	if (!node->lhs->is_constant || !node->rhs->is_constant ||
+	    node->lhs->type->kind != TYPE_INT || node->rhs->type->kind != TYPE_INT)
+		return;
+	uint64_t a = node->lhs->int_value, b = node->rhs->int_value;
+	bool is_signed = node->type->is_signed;
+	uint64_t value;
+	switch (node->op) {
+	case OP_ADD: value = a + b; break;
+	case OP_SUB: value = a - b; break;
+	case OP_MUL: value = a * b; break;
+	case OP_DIV:
+	case OP_MOD:
+		if (b == 0 || (is_signed && (int64_t)b == -1))
+			return;
+		if (is_signed)
+			value = node->op == OP_DIV ? (uint64_t)((int64_t)a / (int64_t)b)
+						   : (uint64_t)((int64_t)a % (int64_t)b);
+		else
+			value = node->op == OP_DIV ? a / b : a % b;
+		break;
+	case OP_BITAND: value = a & b; break;
+	case OP_BITOR: value = a | b; break;
+	case OP_BITXOR: value = a ^ b; break;
+	case OP_SHL: value = b < 64 ? a << b : 0; break;
+	case OP_SHR:
+		if (b >= 64)
+			return;
+		value = is_signed ? (uint64_t)((int64_t)a >> b) : a >> b;
+		break;
+	default:
+		return;
+	}
+	node->is_constant = true;
+	node->int_value = value;
+}
+
+static void check_binary(struct sema *sema, struct node *node)
+{
+	check_expr(sema, node->lhs);
+	check_expr(sema, node->rhs);
+	struct type *left = node->lhs->type, *right = node->rhs->type;
+	if (!left || !right || left->kind == TYPE_NONE || right->kind == TYPE_NONE) {
+		node->type = type_none();
+		return;
+	}
+	bool comparison = node->op >= OP_EQ && node->op <= OP_GE;
+	if (is_string(node->lhs) || is_string(node->rhs)) {
+		if (!(is_string(node->lhs) && is_string(node->rhs))) {
+			error_at(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
+				 type_name(left), type_name(right));
+		} else if (node->op != OP_EQ && node->op != OP_NE) {
+			error_at(sema, node->loc, "strings can only be compared with == and !=");
+		}
+		node->type = type_int(8, false);
+		return;
+	}
+	if (!is_int(node->lhs) || !is_int(node->rhs)) {
+		error_at(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
+			 type_name(left), type_name(right));
+		node->type = type_none();
+		return;
+	}
+	if (comparison || node->op == OP_LAND || node->op == OP_LOR) {
+		node->type = type_int(8, false);
+		return;
+	}
+	/* C's usual conversions with every operand widened to 64 bits: the
+	 * result is unsigned only when an unsigned 64-bit operand takes part. */
+	bool left_unsigned = left->kind == TYPE_POINTER || (!left->is_signed && left->size == 8);
+	bool right_unsigned = right->kind == TYPE_POINTER || (!right->is_signed && right->size == 8);
+	if (node->op == OP_SHL || node->op == OP_SHR)
+		right_unsigned = false;
+	node->type = type_int(8, !(left_unsigned || right_unsigned));
+	fold_binary(node);
+}
+
+static void check_unary(struct sema *sema, struct node *node)
+{
+	check_expr(sema, node->lhs);
+	if (!node->lhs->type || node->lhs->type->kind == TYPE_NONE) {
+		node->type = type_none();
+		return;
+	}
+	switch (node->op) {
+	case OP_LNOT:
+		if (!is_int(node->lhs))
+			error_at(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
+		node->type = type_int(8, false);
+		return;
+	case OP_NEG:
+	case OP_BITNOT:
+		if (!is_int(node->lhs)) {
+			error_at(sema, node->loc, "cannot apply '%s' to %s", op_spelling(node->op),
+				 type_name(node->lhs->type));
+			node->type = type_none();
+			return;
+		}
+		node->type = type_int(8, node->op == OP_NEG ? true : node->lhs->type->is_signed);
+		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
+			node->is_constant = true;
+			node->int_value = node->op == OP_NEG ? -node->lhs->int_value : ~node->lhs->int_value;
+		}
+		return;
+	case OP_DEREF:
+		if (node->lhs->type->kind != TYPE_POINTER && node->lhs->type->kind != TYPE_INT) {
+			error_at(sema, node->loc, "cannot dereference %s", type_name(node->lhs->type));
+			node->type = type_none();
+			return;
+		}
+		if (node->lhs->type->kind == TYPE_POINTER && node->lhs->type->pointee &&
+		    node->lhs->type->pointee->kind == TYPE_INT)
+			node->type = node->lhs->type->pointee;
+		else
+			node->type = type_int(8, true);
+		return;
+	default:
+		error_at(sema, node->loc, "operator '%s' is not supported here", op_spelling(node->op));
+		node->type = type_none();
+		return;
+	}
+}
+
+static void check_field(struct sema *sema, struct node *node)
+{
+	check_expr(sema, node->lhs);
+	struct type *base = node->lhs->type;
+	node->type = type_none();
+	if (!base || base->kind == TYPE_NONE)
+		return;
+	if (base->kind != TYPE_RECORD) {
+		error_at(sema, node->loc, "%s has no fields (it is %s)",
+			 node->lhs->kind == NODE_BUILTIN ? node->lhs->name : "this expression",
+			 type_name(base));
+		return;
+	}
+	for (int i = 0; i < base->field_count; i++) {
+		if (strcmp(base->fields[i].name, node->name) == 0) {
+			node->type = base->fields[i].type;
+			return;
+		}
+	}
+	error_at(sema, node->loc, "%s has no field named '%s'",
+		 sema->point ? sema->point->name : "args", node->name);
+}
+
+static void check_tuple_index(struct sema *sema, struct node *node)
+{
+	check_expr(sema, node->lhs);
+	struct type *base = node->lhs->type;
+	node->type = type_none();
+	if (!base || base->kind == TYPE_NONE)
+		return;
+	if (base->kind != TYPE_TUPLE) {
+		error_at(sema, node->loc, "only tuples can be indexed with .N; this is %s",
+			 type_name(base));
+		return;
+	}
+	if (node->int_value >= (uint64_t)base->field_count) {
+		error_at(sema, node->loc, "tuple index %llu is out of range: the tuple has %d elements",
+			 (unsigned long long)node->int_value, base->field_count);
+		return;
+	}
+	node->type = base->fields[node->int_value].type;
+}
+
+static void check_tuple(struct sema *sema, struct node *node)
+{
+	int count = count_list(node->args);
+	struct type **elements = xcalloc(count, sizeof(*elements));
+	int i = 0;
+	bool ok = true;
+	for (struct node *element = node->args; element; element = element->next) {
+		check_expr(sema, element);
+		struct type *type = element->type;
+		if (!type || type->kind == TYPE_NONE) {
+			ok = false;
+		} else if (type->kind == TYPE_VOID || type_is_aggregation(type) ||
+			   type->kind == TYPE_RECORD) {
+			error_at(sema, element->loc, "%s cannot be part of a tuple", type_name(type));
+			ok = false;
+		}
+		elements[i++] = type && type->kind == TYPE_INT ? type_int(8, type->is_signed) : type;
+	}
+	node->type = ok ? type_tuple(elements, count) : type_none();
+	free(elements);
+}
+
+static void check_call(struct sema *sema, struct node *node)
+{
+	const struct function_def *def = function_lookup(node->name);
+	node->type = type_none();
+	if (!def) {
+		error_at(sema, node->loc, "unknown function '%s'", node->name);
+		return;
+	}
+	node->func_id = (int)(def - function_get(0));
+	int count = count_list(node->args);
+	if (count < def->min_args || (def->max_args >= 0 && count > def->max_args)) {
+		if (def->min_args == def->max_args)
+			error_at(sema, node->loc, "%s() takes %d argument%s, %d given", def->name,
+				 def->min_args, def->min_args == 1 ? "" : "s", count);
+		else if (def->max_args < 0)
+			error_at(sema, node->loc, "%s() takes at least %d argument%s, %d given",
+				 def->name, def->min_args, def->min_args == 1 ? "" : "s", count);
+		else
+			error_at(sema, node->loc, "%s() takes %d to %d arguments, %d given", def->name,
+				 def->min_args, def->max_args, count);
+		return;
+	}
+	if (def->needs_unsafe && !sema->options->unsafe) {
+		error_at(sema, node->loc, "%s() is unsafe: run sonde with --unsafe to allow it",
+			 def->name);
+		return;
+	}
+	def->check(sema, node);
+}
+
+static void check_map_read(struct sema *sema, struct node *node)
+{
+	struct map_desc *map = check_map_access(sema, node);
+	node->type = type_none();
+	if (!map)
+		return;
+	if (!map->value_type) {
+		if (sema->report)
+			error_at(sema, node->loc, "map %s is read but never assigned", map->name);
+		return;
+	}
+	if (type_is_aggregation(map->value_type)) {
+		/* a per-CPU partial value would mislead; bpftrace refuses too */
+		error_at(sema, node->loc, "the value of %s (%s) can only be printed, not used in an expression",
+			 map->name, type_name(map->value_type));
+		return;
+	}
+	node->type = map->value_type;
+}
+
+static void check_expr(struct sema *sema, struct node *node)
+{
+	switch (node->kind) {
+	case NODE_INT:
+		node->type = node->int_value > INT64_MAX ? type_int(8, false) : type_int(8, true);
+		node->is_constant = true;
+		break;
+	case NODE_STRING:
+		node->type = type_string(node->string_length + 1);
+		node->is_constant = true;
+		break;
+	case NODE_BUILTIN:
+		check_builtin(sema, node);
+		break;
+	case NODE_POSITIONAL:
+		check_positional(sema, node);
+		break;
+	case NODE_POSITIONAL_COUNT:
+		node->type = type_int(8, true);
+		node->int_value = sema->options->positional_count;
+		node->is_constant = true;
+		break;
+	case NODE_VAR: {
+		struct var_info *info = var_find(sema, node->name);
+		if (!info) {
+			error_at(sema, node->loc, "$%s is used before it is assigned", node->name);
+			node->type = type_none();
+			break;
+		}
+		node->var_id = (int)(info - sema->probe->vars.items);
+		node->type = info->type;
+		break;
+	}
+	case NODE_MAP:
+		check_map_read(sema, node);
+		break;
+	case NODE_CALL:
+		check_call(sema, node);
+		break;
+	case NODE_BINARY:
+		check_binary(sema, node);
+		break;
+	case NODE_UNARY:
+		check_unary(sema, node);
+		break;
+	case NODE_INCDEC:
+		if (node->lhs->kind != NODE_VAR && node->lhs->kind != NODE_MAP) {
+			error_at(sema, node->loc, "'%s' needs a $variable or @map", op_spelling(node->op));
+			node->type = type_none();
+			break;
+		}
+		if (node->lhs->kind == NODE_MAP) {
+			struct map_desc *map = check_map_access(sema, node->lhs);
+			if (map) {
+				set_map_value(sema, node->lhs, map, type_int(8, true));
+				node->lhs->type = map->value_type;
+			}
+		} else {
+			check_expr(sema, node->lhs);
+		}
+		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !is_int(node->lhs))
+			error_at(sema, node->loc, "'%s' needs an integer, not %s", op_spelling(node->op),
+				 type_name(node->lhs->type));
+		node->type = type_int(8, true);
+		break;
+	case NODE_TERNARY:
+		check_expr(sema, node->cond);
+		check_expr(sema, node->lhs);
+		check_expr(sema, node->rhs);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
+			error_at(sema, node->cond->loc, "condition must be an integer, not %s",
+				 type_name(node->cond->type));
+		node->type = merge_types(node->lhs->type, node->rhs->type);
+		if (!node->type) {
+			error_at(sema, node->loc, "both branches of '?:' must have the same type (%s vs %s)",
+				 type_name(node->lhs->type), type_name(node->rhs->type));
+			node->type = type_none();
+		}
+		break;
+	case NODE_FIELD:
+		check_field(sema, node);
+		break;
+	case NODE_TUPLE_INDEX:
+		check_tuple_index(sema, node);
+		break;
+	case NODE_INDEX:
+		check_expr(sema, node->lhs);
+		check_expr(sema, node->rhs);
+		error_at(sema, node->loc, "indexing needs kernel type information (BTF), not supported yet");
+		node->type = type_none();
+		break;
+	case NODE_CAST:
+		check_cast(sema, node);
+		break;
+	case NODE_TUPLE:
+		check_tuple(sema, node);
+		break;
+	case NODE_SIZEOF: {
+		node->is_constant = true;
+		node->type = type_int(8, false);
+		if (node->name) {
+			struct type *type = parse_int_type_name(node->name);
+			if (!type) {
+				error_at(sema, node->loc, "unknown type '%s'", node->name);
+				break;
+			}
+			node->int_value = type->size;
+		} else {
+			check_expr(sema, node->lhs);
+			node->int_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
+		}
+		break;
+	}
+	case NODE_OFFSETOF:
+		error_at(sema, node->loc, "offsetof needs kernel type information (BTF), not supported yet");
+		node->type = type_none();
+		break;
+	default:
+		error_at(sema, node->loc, "this is a statement, not an expression");
+		node->type = type_none();
+		break;
+	}
+}
+
+/* ---- statements ---- */
+
+static void check_assign(struct sema *sema, struct node *node)
+{
+	struct node *target = node->lhs;
+	if (!node->rhs) { /* `let $x;` declares without a value */
+		var_assign(sema, target, type_int(8, true));
+		return;
+	}
+	check_expr(sema, node->rhs);
+	struct type *value = node->rhs->type;
+	bool is_aggregation = value && type_is_aggregation(value);
+	if (target->kind == NODE_VAR) {
+		if (is_aggregation) {
+			error_at(sema, node->rhs->loc, "%s() can only be assigned to a map",
+				 node->rhs->name);
+			return;
+		}
+		if (node->op != OP_ASSIGN) {
+			check_expr(sema, target);
+			if (target->type && target->type->kind != TYPE_NONE && !is_int(target))
+				error_at(sema, node->loc, "'%s=' needs an integer, not %s", op_spelling(node->op),
+					 type_name(target->type));
+			return;
+		}
+		if (value && value->kind == TYPE_VOID) {
+			error_at(sema, node->rhs->loc, "this expression has no value to assign");
+			return;
+		}
+		var_assign(sema, target, value && value->kind == TYPE_INT ? type_int(8, value->is_signed) : value);
+		return;
+	}
+	if (target->kind != NODE_MAP) {
+		error_at(sema, target->loc, "can only assign to a $variable or @map");
+		return;
+	}
+	struct map_desc *map = check_map_access(sema, target);
+	if (!map)
+		return;
+	if (node->op != OP_ASSIGN) {
+		if (value && value->kind != TYPE_NONE && !is_int(node->rhs))
+			error_at(sema, node->rhs->loc, "'%s=' needs an integer, not %s",
+				 op_spelling(node->op), type_name(value));
+		if (map->value_type && type_is_aggregation(map->value_type))
+			error_at(sema, node->loc, "map %s holds %s; '%s=' cannot change it", map->name,
+				 type_name(map->value_type), op_spelling(node->op));
+		else
+			set_map_value(sema, target, map, type_int(8, true));
+		target->type = map->value_type;
+		return;
+	}
+	if (value && value->kind == TYPE_INT)
+		value = type_int(8, value->is_signed);
+	set_map_value(sema, target, map, value);
+	target->type = map->value_type;
+}
+
+static void check_stmt(struct sema *sema, struct node *node)
+{
+	switch (node->kind) {
+	case NODE_EXPR_STMT:
+		check_expr(sema, node->lhs);
+		if (node->lhs->type && type_is_aggregation(node->lhs->type))
+			error_at(sema, node->lhs->loc, "%s() must be assigned to a map: @x = %s(...)",
+				 node->lhs->name, node->lhs->name);
+		break;
+	case NODE_ASSIGN:
+		check_assign(sema, node);
+		break;
+	case NODE_IF:
+		check_expr(sema, node->cond);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
+			error_at(sema, node->cond->loc, "condition must be an integer, not %s",
+				 type_name(node->cond->type));
+		check_stmts(sema, node->then);
+		check_stmts(sema, node->els);
+		break;
+	case NODE_WHILE:
+		check_expr(sema, node->cond);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
+			error_at(sema, node->cond->loc, "condition must be an integer, not %s",
+				 type_name(node->cond->type));
+		sema->loop_depth++;
+		check_stmts(sema, node->body);
+		sema->loop_depth--;
+		break;
+	case NODE_UNROLL:
+		check_expr(sema, node->lhs);
+		if (!node->lhs->is_constant || !is_int(node->lhs)) {
+			error_at(sema, node->lhs->loc, "unroll needs a constant integer count");
+		} else if (node->lhs->int_value < 1 || node->lhs->int_value > 100) {
+			error_at(sema, node->lhs->loc, "unroll count must be between 1 and 100, not %lld",
+				 (long long)node->lhs->int_value);
+		}
+		check_stmts(sema, node->body);
+		break;
+	case NODE_FOR_RANGE:
+		check_expr(sema, node->cond);
+		check_expr(sema, node->rhs);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
+			error_at(sema, node->cond->loc, "range start must be an integer");
+		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !is_int(node->rhs))
+			error_at(sema, node->rhs->loc, "range end must be an integer");
+		var_assign(sema, node->lhs, type_int(8, true));
+		sema->loop_depth++;
+		check_stmts(sema, node->body);
+		sema->loop_depth--;
+		break;
+	case NODE_FOR_MAP:
+		error_at(sema, node->loc, "for ($kv : @map) is not supported yet");
+		break;
+	case NODE_BREAK:
+	case NODE_CONTINUE:
+		if (sema->loop_depth == 0)
+			error_at(sema, node->loc, "'%s' outside of a loop",
+				 node->kind == NODE_BREAK ? "break" : "continue");
+		break;
+	case NODE_RETURN:
+		break;
+	case NODE_BLOCK:
+		check_stmts(sema, node->body);
+		break;
+	default:
+		error_at(sema, node->loc, "unexpected %s in statement position", node_kind_name(node->kind));
+		break;
+	}
+}
+
+static void check_stmts(struct sema *sema, struct node *list)
+{
+	for (; list; list = list->next)
+		check_stmt(sema, list);
+}
+
+static void check_probe_body(struct sema *sema, struct probe_info *probe, struct probe_point *point)
+{
+	sema->probe = probe;
+	sema->point = point;
+	sema->loop_depth = 0;
+	if (probe->node->predicate) {
+		check_expr(sema, probe->node->predicate);
+		struct type *type = probe->node->predicate->type;
+		if (type && type->kind != TYPE_NONE && !type_is_integer_like(type))
+			error_at(sema, probe->node->predicate->loc,
+				 "predicate must be an integer, not %s", type_name(type));
+	}
+	check_stmts(sema, probe->node->body);
+}
+
+/* ---- probes ---- */
+
+static int expand_probe(struct sema *sema, struct probe_info *probe)
+{
+	for (struct node *spec_node = probe->node->args; spec_node; spec_node = spec_node->next) {
+		struct probe_spec *spec = probe_spec_parse(spec_node->name, spec_node->loc);
+		if (!spec) {
+			diag_error(sema->diag, spec_node->loc, "malformed probe '%s'", spec_node->name);
+			return -1;
+		}
+		const struct provider *provider = provider_lookup(spec->provider_name);
+		if (!provider) {
+			diag_error(sema->diag, spec_node->loc, "unknown probe type '%s' in '%s'",
+				   spec->provider_name, spec_node->name);
+			return -1;
+		}
+		char *error = NULL;
+		int before = probe->points.count;
+		if (provider->expand(spec, &probe->points, &error) < 0) {
+			diag_error(sema->diag, spec_node->loc, "%s", error ? error : "invalid probe");
+			free(error);
+			return -1;
+		}
+		for (int i = before; i < probe->points.count; i++) {
+			struct probe_point *point = probe->points.items[i];
+			if (provider->describe && provider->describe(point, &error) < 0) {
+				diag_error(sema->diag, spec_node->loc, "%s", error ? error : "cannot describe probe");
+				free(error);
+				return -1;
+			}
+		}
+	}
+	if (probe->points.count == 0) {
+		diag_error(sema->diag, probe->node->loc, "no probe matches");
+		return -1;
+	}
+	return 0;
+}
+
+int sema_analyze(struct sema *sema, struct ast *ast)
+{
+	int failures = 0;
+	for (struct node *node = ast->probes; node; node = node->next) {
+		struct probe_info probe = { .node = node };
+		vec_push(&sema->probes, probe);
+		if (expand_probe(sema, &sema->probes.items[sema->probes.count - 1]) < 0)
+			failures++;
+	}
+	if (failures)
+		return -1;
+	if (sema->probes.count == 0) {
+		diag_error_noloc(sema->diag, "the program has no probes");
+		return -1;
+	}
+	/* silent pass: settle map types across probes */
+	sema->report = false;
+	for (int i = 0; i < sema->probes.count; i++)
+		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	sema->report = true;
+	sema->error_count = 0;
+	for (int i = 0; i < sema->probes.count; i++)
+		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	for (int i = 0; i < sema->program->maps.count; i++) {
+		struct map_desc *map = &sema->program->maps.items[i];
+		if (map->role == MAP_ROLE_USER && !map->value_type) {
+			diag_error_noloc(sema->diag, "map %s is used but never assigned a value", map->name);
+			sema->error_count++;
+		}
+	}
+	return sema->error_count ? -1 : 0;
+}
+
+int sema_retype_for_point(struct sema *sema, struct probe_info *probe, struct probe_point *point)
+{
+	int before = sema->error_count;
+	check_probe_body(sema, probe, point);
+	return sema->error_count > before ? -1 : 0;
+}
+
+/* ---- function checks (see functions.h) ---- */
+
+static struct event_desc *new_event(struct sema *sema, struct node *call, enum event_kind kind)
+{
+	/* each pass re-creates the call's event; reuse the slot from the first */
+	struct program *program = sema->program;
+	if (call->event_id > 0 && call->event_id - 1 < program->events.count &&
+	    program->events.items[call->event_id - 1].loc.line == call->loc.line &&
+	    program->events.items[call->event_id - 1].loc.column == call->loc.column) {
+		struct event_desc *event = &program->events.items[call->event_id - 1];
+		free(event->args);
+		free(event->format);
+		memset(event, 0, sizeof(*event));
+		event->kind = kind;
+		event->loc = call->loc;
+		return event;
+	}
+	struct event_desc event = { .kind = kind, .loc = call->loc };
+	vec_push(&program->events, event);
+	call->event_id = program->events.count; /* stored +1 so 0 means none */
+	return &program->events.items[program->events.count - 1];
+}
+
+static void event_add_arg(struct event_desc *event, struct type *type, enum arg_conversion conv,
+			  const char *strftime_format)
+{
+	event->args = xrealloc(event->args, sizeof(*event->args) * (event->arg_count + 1));
+	int offset = event->record_size ? event->record_size : 8;
+	struct event_arg arg = {
+		.type = type->kind == TYPE_INT ? type_int(8, type->is_signed) : type,
+		.offset = offset,
+		.conversion = conv,
+		.strftime_format = strftime_format ? xstrdup(strftime_format) : NULL,
+	};
+	event->args[event->arg_count++] = arg;
+	event->record_size = offset + ((type_storage_size(arg.type) + 7) & ~7);
+}
+
+/* printf/system/cat: a literal format then values checked against it. */
+static void check_format_call(struct sema *sema, struct node *call, enum event_kind kind)
+{
+	struct node *format = call->args;
+	check_expr(sema, format);
+	if (format->kind != NODE_STRING) {
+		error_at(sema, format->loc, "%s() needs a string literal as its format", call->name);
+		return;
+	}
+	for (struct node *arg = format->next; arg; arg = arg->next)
+		check_expr(sema, arg);
+	struct format_pieces pieces = { 0 };
+	char *error = NULL;
+	int error_offset = 0;
+	if (format_parse(format->string_value, &pieces, &error, &error_offset) < 0) {
+		struct src_loc loc = format->loc;
+		error_at(sema, loc, "%s", error);
+		free(error);
+		return;
+	}
+	int given = count_list(format->next);
+	if (given != pieces.conversion_count) {
+		error_at(sema, call->loc, "%s() format has %d conversion%s but %d argument%s given",
+			 call->name, pieces.conversion_count, pieces.conversion_count == 1 ? "" : "s",
+			 given, given == 1 ? " is" : "s are");
+		format_pieces_free(&pieces);
+		return;
+	}
+	struct event_desc *event = new_event(sema, call, kind);
+	event->format = xstrdup(format->string_value);
+	event->record_size = 8;
+	struct node *arg = format->next;
+	for (int i = 0; i < pieces.count && arg; i++) {
+		if (!pieces.items[i].is_conversion)
+			continue;
+		if (arg->type && arg->type->kind != TYPE_NONE) {
+			bool is_strftime = arg->kind == NODE_CALL && strcmp(arg->name, "strftime") == 0;
+			char *mismatch = is_strftime ? NULL : format_check_arg(&pieces.items[i], arg->type);
+			if (mismatch) {
+				error_at(sema, arg->loc, "%s", mismatch);
+				free(mismatch);
+			} else if (arg->type->kind == TYPE_VOID || type_is_aggregation(arg->type) ||
+				   arg->type->kind == TYPE_RECORD) {
+				error_at(sema, arg->loc, "%s cannot be printed with %s", type_name(arg->type),
+					 pieces.items[i].text);
+			} else if (is_strftime) {
+				event_add_arg(event, type_int(8, false), ARG_STRFTIME,
+					      arg->args->string_value);
+			} else {
+				event_add_arg(event, arg->type, ARG_PLAIN, NULL);
+			}
+		}
+		arg = arg->next;
+	}
+	format_pieces_free(&pieces);
+}
+
+void check_printf(struct sema *sema, struct node *call)
+{
+	check_format_call(sema, call, EVENT_PRINTF);
+	call->type = type_void();
+}
+
+void check_system(struct sema *sema, struct node *call)
+{
+	check_format_call(sema, call, EVENT_SYSTEM);
+	call->type = type_void();
+}
+
+void check_cat(struct sema *sema, struct node *call)
+{
+	check_format_call(sema, call, EVENT_CAT);
+	call->type = type_void();
+}
+
+static bool is_int_constant(struct node *node)
+{
+	return node->is_constant && node->type && node->type->kind == TYPE_INT;
+}
+
+void check_print(struct sema *sema, struct node *call)
+{
+	struct node *what = call->args;
+	call->type = type_void();
+	if (what->kind == NODE_MAP && !what->args) {
+		struct map_desc *map = map_for(sema, what);
+		struct event_desc *event = new_event(sema, call, EVENT_PRINT_MAP);
+		event->record_size = 8;
+		event->map_id = map->id;
+		struct node *top = what->next, *div = top ? top->next : NULL;
+		if (top) {
+			check_expr(sema, top);
+			if (!is_int_constant(top))
+				error_at(sema, top->loc, "print()'s top must be a constant integer");
+			else
+				event->top = (int)top->int_value;
+		}
+		if (div) {
+			check_expr(sema, div);
+			if (!is_int_constant(div))
+				error_at(sema, div->loc, "print()'s div must be a constant integer");
+			else
+				event->div = (int)div->int_value;
+		}
+		return;
+	}
+	if (what->next) {
+		error_at(sema, what->next->loc, "print() of a value takes no further arguments");
+		return;
+	}
+	check_expr(sema, what);
+	if (!what->type || what->type->kind == TYPE_NONE)
+		return;
+	if (what->type->kind == TYPE_VOID || what->type->kind == TYPE_RECORD ||
+	    type_is_aggregation(what->type)) {
+		error_at(sema, what->loc, "print() cannot print %s", type_name(what->type));
+		return;
+	}
+	struct event_desc *event = new_event(sema, call, EVENT_PRINT_VALUE);
+	event->record_size = 8;
+	event_add_arg(event, what->type, ARG_PLAIN, NULL);
+}
+
+void check_time(struct sema *sema, struct node *call)
+{
+	call->type = type_void();
+	if (call->args) {
+		check_expr(sema, call->args);
+		if (call->args->kind != NODE_STRING) {
+			error_at(sema, call->args->loc, "time() needs a string literal format");
+			return;
+		}
+	}
+	struct event_desc *event = new_event(sema, call, EVENT_TIME);
+	event->record_size = 8;
+	event->format = xstrdup(call->args ? call->args->string_value : "%H:%M:%S\n");
+}
+
+void check_strftime(struct sema *sema, struct node *call)
+{
+	struct node *format = call->args, *when = call->args->next;
+	check_expr(sema, format);
+	check_expr(sema, when);
+	call->type = type_int(8, false);
+	if (format->kind != NODE_STRING)
+		error_at(sema, format->loc, "strftime() needs a string literal format");
+	if (when->type && when->type->kind != TYPE_NONE && !is_int(when))
+		error_at(sema, when->loc, "strftime() needs an integer time in nanoseconds");
+}
+
+void check_str(struct sema *sema, struct node *call)
+{
+	struct node *source = call->args, *length = source->next;
+	call->type = type_string(sema->options->max_strlen);
+	if (source->kind == NODE_POSITIONAL) {
+		int index = (int)source->int_value;
+		const char *text = index >= 1 && index <= sema->options->positional_count
+					   ? sema->options->positional[index - 1] : "";
+		source->type = type_string((int)strlen(text) + 1);
+		source->is_constant = true;
+		call->type = source->type;
+		return;
+	}
+	check_expr(sema, source);
+	if (length) {
+		check_expr(sema, length);
+		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
+			error_at(sema, length->loc, "str()'s length must be an integer");
+		else if (is_int_constant(length) && length->int_value + 1 < (uint64_t)sema->options->max_strlen)
+			call->type = type_string((int)length->int_value + 1);
+	}
+	if (source->type && source->type->kind == TYPE_STRING) {
+		call->type = source->type;
+		return;
+	}
+	if (source->type && source->type->kind != TYPE_NONE && !is_int(source))
+		error_at(sema, source->loc, "str() needs a pointer or integer address, not %s",
+			 type_name(source->type));
+}
+
+void check_join(struct sema *sema, struct node *call)
+{
+	check_expr(sema, call->args);
+	call->type = type_void();
+	if (call->args->next) {
+		check_expr(sema, call->args->next);
+		if (call->args->next->kind != NODE_STRING) {
+			error_at(sema, call->args->next->loc, "join()'s delimiter must be a string literal");
+			return;
+		}
+	}
+	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args)) {
+		error_at(sema, call->args->loc, "join() needs a pointer to an array of strings");
+		return;
+	}
+	struct event_desc *event = new_event(sema, call, EVENT_JOIN);
+	event->format = xstrdup(call->args->next ? call->args->next->string_value : " ");
+	event->join_count = 16;
+	event->record_size = 8;
+	event_add_arg(event, type_string(event->join_count * sema->options->max_strlen), ARG_PLAIN, NULL);
+}
+
+void check_ntop(struct sema *sema, struct node *call)
+{
+	for (struct node *arg = call->args; arg; arg = arg->next)
+		check_expr(sema, arg);
+	struct type *inet = type_new(TYPE_INET);
+	inet->size = 24;
+	call->type = inet;
+	struct node *address = call->args->next ? call->args->next : call->args;
+	if (address->type && address->type->kind != TYPE_NONE && !is_int(address))
+		error_at(sema, address->loc, "ntop() needs an IPv4 address as an integer");
+}
+
+void check_exit(struct sema *sema, struct node *call)
+{
+	call->type = type_void();
+	if (call->args) {
+		check_expr(sema, call->args);
+		if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
+			error_at(sema, call->args->loc, "exit() needs an integer exit code");
+	}
+	struct event_desc *event = new_event(sema, call, EVENT_EXIT);
+	event->record_size = 8;
+	event_add_arg(event, type_int(8, true), ARG_PLAIN, NULL);
+}
+
+void check_signal(struct sema *sema, struct node *call)
+{
+	check_expr(sema, call->args);
+	call->type = type_void();
+	if (call->args->kind == NODE_STRING) {
+		static const char *const names[] = { "", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",
+			"SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV",
+			"SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM" };
+		const char *name = call->args->string_value;
+		for (int i = 1; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
+			if (strcmp(name, names[i]) == 0 || strcmp(name, names[i] + 3) == 0) {
+				call->args->kind = NODE_INT;
+				call->args->int_value = i;
+				call->args->type = type_int(8, true);
+				return;
+			}
+		}
+		error_at(sema, call->args->loc, "unknown signal '%s'", name);
+		return;
+	}
+	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
+		error_at(sema, call->args->loc, "signal() needs a signal number or name");
+}
+
+/* delete(@m[k]) or delete(@m, k) */
+void check_delete(struct sema *sema, struct node *call)
+{
+	struct node *map = call->args;
+	call->type = type_void();
+	if (map->kind != NODE_MAP) {
+		error_at(sema, map->loc, "delete() needs a map element: delete(@m[key])");
+		return;
+	}
+	if (map->next) {
+		if (map->args) {
+			error_at(sema, map->next->loc, "delete(@m[key]) takes no second argument");
+			return;
+		}
+		map->args = map->next;
+		map->next = NULL;
+	}
+	check_map_access(sema, map);
+}
+
+static void check_whole_map(struct sema *sema, struct node *call)
+{
+	struct node *map = call->args;
+	call->type = type_void();
+	if (map->kind != NODE_MAP || map->args) {
+		error_at(sema, map->loc, "%s() needs a whole map, like %s(@m)", call->name, call->name);
+		return;
+	}
+	map_for(sema, map);
+}
+
+void check_clear(struct sema *sema, struct node *call)
+{
+	check_whole_map(sema, call);
+	if (call->args->kind != NODE_MAP || call->args->args)
+		return;
+	struct event_desc *event = new_event(sema, call, EVENT_CLEAR_MAP);
+	event->record_size = 8;
+	event->map_id = call->args->map_id;
+}
+
+void check_zero(struct sema *sema, struct node *call)
+{
+	check_whole_map(sema, call);
+	if (call->args->kind != NODE_MAP || call->args->args)
+		return;
+	struct event_desc *event = new_event(sema, call, EVENT_ZERO_MAP);
+	event->record_size = 8;
+	event->map_id = call->args->map_id;
+}
+
+void check_len(struct sema *sema, struct node *call)
+{
+	check_whole_map(sema, call);
+	call->type = type_int(8, true);
+	error_at(sema, call->loc, "len() of a map is not supported yet");
+}
+
+/* has_key(@m, k1[, k2...]) */
+void check_has_key(struct sema *sema, struct node *call)
+{
+	struct node *map = call->args;
+	call->type = type_int(8, false);
+	if (map->kind != NODE_MAP || map->args) {
+		error_at(sema, map->loc, "has_key() needs a map and a key: has_key(@m, key)");
+		return;
+	}
+	/* treat the remaining arguments as the keys of a lookup */
+	map->args = map->next;
+	map->next = NULL;
+	check_map_access(sema, map);
+}
+
+void check_strncmp(struct sema *sema, struct node *call)
+{
+	struct node *a = call->args, *b = a->next, *n = b->next;
+	check_expr(sema, a);
+	check_expr(sema, b);
+	check_expr(sema, n);
+	call->type = type_int(8, true);
+	if ((a->type && a->type->kind != TYPE_NONE && !is_string(a)) ||
+	    (b->type && b->type->kind != TYPE_NONE && !is_string(b)))
+		error_at(sema, call->loc, "strncmp() compares two strings");
+	if (!is_int_constant(n))
+		error_at(sema, n->loc, "strncmp()'s length must be a constant integer");
+}
+
+/* Aggregations: valid only as the value of `@map = f(...)`; the statement
+ * check makes sure of that. Their type carries what printing needs. */
+static void check_aggregation_arg(struct sema *sema, struct node *call, struct node *arg)
+{
+	check_expr(sema, arg);
+	if (arg->type && arg->type->kind != TYPE_NONE && !is_int(arg))
+		error_at(sema, arg->loc, "%s() needs an integer argument, not %s", call->name,
+			 type_name(arg->type));
+}
+
+static void check_simple_aggregation(struct sema *sema, struct node *call, enum type_kind kind)
+{
+	bool is_signed = true;
+	if (call->args) {
+		check_aggregation_arg(sema, call, call->args);
+		if (call->args->type && call->args->type->kind == TYPE_INT)
+			is_signed = call->args->type->is_signed || call->args->type->size < 8;
+	}
+	call->type = type_aggregation(kind, kind == TYPE_COUNT ? false : is_signed);
+}
+
+void check_count(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_COUNT); }
+void check_sum(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_SUM); }
+void check_avg(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_AVG); }
+void check_min(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_MIN); }
+void check_max(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_MAX); }
+void check_stats(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_STATS); }
+
+void check_hist(struct sema *sema, struct node *call)
+{
+	check_aggregation_arg(sema, call, call->args);
+	struct type *type = type_aggregation(TYPE_HIST, true);
+	struct node *bits = call->args->next;
+	if (bits) {
+		check_expr(sema, bits);
+		if (!is_int_constant(bits) || bits->int_value > 5)
+			error_at(sema, bits->loc, "hist()'s second argument must be a constant from 0 to 5");
+		else
+			type->hist_bits = (int)bits->int_value;
+	}
+	call->type = type;
+}
+
+void check_lhist(struct sema *sema, struct node *call)
+{
+	check_aggregation_arg(sema, call, call->args);
+	struct type *type = type_aggregation(TYPE_LHIST, true);
+	struct node *min = call->args->next, *max = min->next, *step = max->next;
+	const char *names[] = { "min", "max", "step" };
+	struct node *params[] = { min, max, step };
+	for (int i = 0; i < 3; i++) {
+		check_expr(sema, params[i]);
+		if (!is_int_constant(params[i])) {
+			error_at(sema, params[i]->loc, "lhist()'s %s must be a constant integer", names[i]);
+			call->type = type_none();
+			return;
+		}
+	}
+	type->lhist_min = (int64_t)min->int_value;
+	type->lhist_max = (int64_t)max->int_value;
+	type->lhist_step = (int64_t)step->int_value;
+	if (type->lhist_step <= 0)
+		error_at(sema, step->loc, "lhist()'s step must be positive");
+	else if (type->lhist_max <= type->lhist_min)
+		error_at(sema, max->loc, "lhist()'s max must be greater than its min");
+	else if ((type->lhist_max - type->lhist_min) / type->lhist_step > 1000)
+		error_at(sema, step->loc, "lhist() would have more than 1000 buckets");
+	call->type = type;
+}

@@ -1,0 +1,47 @@
+/*
+ * What semantic analysis hands to code generation, besides the annotations it
+ * writes into the AST (node->type, map_id, var_id, event_id).
+ */
+#ifndef SONDE_SEMA_H
+#define SONDE_SEMA_H
+
+#include "../common/program.h"
+#include "../probes/provider.h"
+#include "ast.h"
+#include "compiler.h"
+
+/* A scratch variable ($name) of one probe block. */
+struct var_info {
+	char *name;
+	struct type *type;
+	int stack_offset;   /* assigned by codegen; 0 = not yet */
+};
+
+/* One action block with its expanded probe points. */
+struct probe_info {
+	struct node *node;
+	probe_point_list points;
+	VEC(struct var_info) vars;
+};
+
+struct sema {
+	struct diag *diag;
+	const struct compile_options *options;
+	struct program *program;
+	VEC(struct probe_info) probes;
+	/* the probe and point being checked */
+	struct probe_info *probe;
+	struct probe_point *point;
+	int loop_depth;
+	bool report;        /* false during the silent first pass that only infers map types */
+	int error_count;
+};
+
+/* Expands probes, infers and checks every type, creates map and event
+ * descriptions in program. Returns 0, or -1 after reporting errors. */
+int sema_analyze(struct sema *sema, struct ast *ast);
+/* Re-types one probe block for one of its points (args layouts differ
+ * between the points of a wildcard); codegen calls it before each point. */
+int sema_retype_for_point(struct sema *sema, struct probe_info *probe, struct probe_point *point);
+
+#endif

@@ -1,0 +1,533 @@
+/*
+ * sonde's command line: reads the options and the program, then runs the
+ * pipeline (compile_program, then runtime_run) and turns the outcome into
+ * an exit status. Nothing else lives here.
+ *
+ *   sonde [options] -e 'program' [args...]
+ *   sonde [options] program-file [args...]     ("-" reads the program from stdin)
+ *
+ * Option parsing stops at the first word that is not an option, so the
+ * words after the program file are the script's own $1..$N, dashes and all;
+ * that is also what makes `#!/usr/bin/env sonde` scripts work.
+ *
+ * -c CMD is forked before compiling (the program may use its pid as
+ * `cpid`) and waits on a pipe until the probes are attached; if sonde
+ * fails first, the pipe closes and the child leaves without running CMD.
+ */
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/diag.h"
+#include "common/program.h"
+#include "common/util.h"
+#include "compiler/compiler.h"
+#include "kernel/features.h"
+#include "probes/provider.h"
+#include "runtime/runtime.h"
+
+#define SONDE_VERSION "0.1.0"
+#define MAX_STRLEN_DEFAULT 64
+#define MAX_STRLEN_LIMIT 1024
+
+enum long_option {
+	OPT_UNSAFE = 256,
+	OPT_DRY_RUN,
+	OPT_VERSION,
+	OPT_INFO,
+};
+
+struct cli {
+	const char *program_text;   /* -e */
+	const char *program_path;   /* file, or "-" */
+	char **args;                /* $1..$N */
+	int arg_count;
+	const char *command;        /* -c */
+	const char *pid_text;       /* -p */
+	const char *output_path;    /* -o */
+	bool list;
+	bool json;
+	bool quiet;
+	bool unsafe;
+	bool dry_run;
+	bool dump;
+	int verbose;
+};
+
+static const char usage_text[] =
+	"usage: sonde [options] -e 'program' [args...]\n"
+	"       sonde [options] program-file [args...]\n"
+	"       sonde [options] - [args...]       (program read from stdin)\n"
+	"       sonde -l [-v] [pattern]\n"
+	"\n"
+	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
+	"program are its positional parameters $1..$N.\n"
+	"\n"
+	"options:\n"
+	"  -e PROGRAM     run this program\n"
+	"  -c CMD         run CMD once the probes are attached; stop when it exits\n"
+	"  -p PID         trace only process PID; stop when it exits\n"
+	"  -l [PATTERN]   list probes (all, or those matching PATTERN, e.g. 'tracepoint:sched:*')\n"
+	"  -v             verbose: program sizes and verifier statistics; with -l, probe arguments\n"
+	"  -d             print the AST, IR and BPF instructions on stderr\n"
+	"  -f FORMAT      output format: text (default) or json\n"
+	"  -o FILE        write the program's output to FILE\n"
+	"  -q             quiet: no \"Attached N probes\" line\n"
+	"  --unsafe       allow unsafe builtins such as system()\n"
+	"  --dry-run      compile and load into the verifier, attach nothing\n"
+	"  --info         report what this kernel supports\n"
+	"  -h, --help     show this help\n"
+	"  -V, --version  show the version\n"
+	"\n"
+	"environment:\n"
+	"  SONDE_MAX_STRLEN     bytes of a string value (default 64, at most 1024)\n"
+	"  SONDE_RINGBUF_SIZE   bytes of the event ring buffer (default 1m; power of two)\n";
+
+static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fputs("sonde: ", stderr);
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputs("\n\n", stderr);
+	}
+	fputs(usage_text, stderr);
+	exit(1);
+}
+
+/* libbpf speaks only when asked to (-vv): sonde reports its own errors. */
+static int main_verbose_level;
+
+static int main_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (main_verbose_level < 2)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static void parse_cli(int argc, char **argv, struct cli *cli)
+{
+	static const struct option long_options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "info", no_argument, NULL, OPT_INFO },
+		{ "unsafe", no_argument, NULL, OPT_UNSAFE },
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ NULL, 0, NULL, 0 },
+	};
+	int option;
+
+	/* '+': stop at the first non-option (the program file or $1). */
+	while ((option = getopt_long(argc, argv, "+e:c:p:lvdf:o:qhV", long_options, NULL)) != -1) {
+		switch (option) {
+		case 'e':
+			cli->program_text = optarg;
+			break;
+		case 'c':
+			cli->command = optarg;
+			break;
+		case 'p':
+			cli->pid_text = optarg;
+			break;
+		case 'l':
+			cli->list = true;
+			break;
+		case 'v':
+			cli->verbose++;
+			break;
+		case 'd':
+			cli->dump = true;
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") == 0)
+				cli->json = true;
+			else if (strcmp(optarg, "text") == 0)
+				cli->json = false;
+			else
+				die_usage("unknown output format '%s' (use text or json)", optarg);
+			break;
+		case 'o':
+			cli->output_path = optarg;
+			break;
+		case 'q':
+			cli->quiet = true;
+			break;
+		case OPT_UNSAFE:
+			cli->unsafe = true;
+			break;
+		case OPT_DRY_RUN:
+			cli->dry_run = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+		case OPT_VERSION:
+			printf("sonde %s\n", SONDE_VERSION);
+			exit(0);
+		case OPT_INFO:
+			exit(features_print_info(stdout) == 0 ? 0 : 1);
+		default:
+			/* getopt has already said what was wrong. */
+			die_usage(NULL);
+		}
+	}
+	if (!cli->program_text && !cli->list) {
+		if (optind >= argc)
+			die_usage("no program given (use -e 'program' or a program file)");
+		cli->program_path = argv[optind++];
+	}
+	cli->args = argv + optind;
+	cli->arg_count = argc - optind;
+}
+
+/* Reads all of stdin; NULL on error. */
+static char *read_stdin(void)
+{
+	struct strbuf text;
+	char chunk[4096];
+	size_t length;
+
+	strbuf_init(&text);
+	while ((length = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+		strbuf_append(&text, chunk, length);
+	if (ferror(stdin)) {
+		strbuf_free(&text);
+		return NULL;
+	}
+	if (!text.data)
+		strbuf_puts(&text, "");
+	return strbuf_release(&text);
+}
+
+static int parse_max_strlen(int *max_strlen)
+{
+	const char *text = getenv("SONDE_MAX_STRLEN");
+	char *end;
+	long value;
+
+	*max_strlen = MAX_STRLEN_DEFAULT;
+	if (!text || !*text)
+		return 0;
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || *end || end == text || value < 1 || value > MAX_STRLEN_LIMIT) {
+		fprintf(stderr, "sonde: SONDE_MAX_STRLEN must be a number from 1 to %d, not '%s'\n",
+			MAX_STRLEN_LIMIT, text);
+		return -1;
+	}
+	*max_strlen = (int)value;
+	return 0;
+}
+
+static int parse_pid(const char *text, pid_t *pid)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || *end || end == text || value <= 0 || value > 0x3fffffff) {
+		fprintf(stderr, "sonde: -p needs a process id, not '%s'\n", text);
+		return -1;
+	}
+	if (kill((pid_t)value, 0) != 0 && errno == ESRCH) {
+		fprintf(stderr, "sonde: there is no process with pid %ld\n", value);
+		return -1;
+	}
+	*pid = (pid_t)value;
+	return 0;
+}
+
+/* -c: the command's words (split at whitespace, no quoting, as bpftrace). */
+static char **split_command(const char *command)
+{
+	VEC(char *) words = { 0 };
+	const char *p = command;
+
+	for (;;) {
+		const char *start;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		start = p;
+		while (*p && !isspace((unsigned char)*p))
+			p++;
+		vec_push(&words, xstrndup(start, (size_t)(p - start)));
+	}
+	vec_push(&words, NULL);
+	return words.items;
+}
+
+static void free_words(char **words)
+{
+	for (char **word = words; word && *word; word++)
+		free(*word);
+	free(words);
+}
+
+/* Whether execvp(name) could find an executable. */
+static bool command_exists(const char *name)
+{
+	const char *path = getenv("PATH");
+	bool found = false;
+	char *copy, *dir, *save;
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0;
+	copy = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
+		char *candidate = xasprintf("%s/%s", *dir ? dir : ".", name);
+
+		found = access(candidate, X_OK) == 0;
+		free(candidate);
+	}
+	free(copy);
+	return found;
+}
+
+/*
+ * Forks the -c child stopped on a pipe. Returns its pid and the write end
+ * of the pipe (one byte: go; end of file: give up), or -1 after printing.
+ */
+static pid_t spawn_child(const char *command, int *release_fd)
+{
+	char **words = split_command(command);
+	int fds[2];
+	pid_t pid;
+
+	if (!words[0]) {
+		fprintf(stderr, "sonde: -c needs a command\n");
+		free_words(words);
+		return -1;
+	}
+	if (!command_exists(words[0])) {
+		fprintf(stderr, "sonde: cannot run '%s': no such executable\n", words[0]);
+		free_words(words);
+		return -1;
+	}
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		fprintf(stderr, "sonde: cannot create a pipe for -c: %s\n", strerror(errno));
+		free_words(words);
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "sonde: cannot fork for -c: %s\n", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		free_words(words);
+		return -1;
+	}
+	if (pid == 0) {
+		char go;
+		ssize_t got;
+
+		close(fds[1]);
+		do
+			got = read(fds[0], &go, 1);
+		while (got < 0 && errno == EINTR);
+		if (got != 1)
+			_exit(0);
+		close(fds[0]);
+		execvp(words[0], words);
+		fprintf(stderr, "sonde: cannot run '%s': %s\n", words[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	free_words(words);
+	*release_fd = fds[1];
+	return pid;
+}
+
+/* Lets a child that will not be released go, and reaps it. */
+static void abandon_child(pid_t pid, int release_fd)
+{
+	int status;
+
+	if (release_fd >= 0)
+		close(release_fd);
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+}
+
+/*
+ * -l [pattern]: a pattern that starts with a provider's name or alias goes
+ * to that provider only (spelled with the canonical name, which is what
+ * providers match against); any other pattern goes to every provider, and
+ * one without a wildcard matches names that contain it.
+ */
+static int list_probes(const char *pattern, bool verbose)
+{
+	const char *colon = pattern ? strchr(pattern, ':') : NULL;
+	int status = 0;
+
+	if (colon) {
+		char *name = xstrndup(pattern, (size_t)(colon - pattern));
+		const struct provider *provider = provider_lookup(name);
+
+		free(name);
+		if (provider) {
+			char *canonical = xasprintf("%s%s", provider->name, colon);
+
+			if (provider->list)
+				status = provider->list(canonical, verbose, stdout);
+			free(canonical);
+			return status < 0 ? 1 : 0;
+		}
+	}
+	char *search = NULL;
+
+	if (pattern && !has_wildcard(pattern))
+		search = xasprintf("*%s*", pattern);
+	for (const struct provider *const *p = provider_table; *p; p++) {
+		if ((*p)->list && (*p)->list(search ? search : pattern, verbose, stdout) < 0)
+			status = 1;
+	}
+	free(search);
+	return status;
+}
+
+/* -l with a program: the probes it would attach. */
+static void list_program_probes(const struct program *program)
+{
+	for (int i = 0; i < program->probes.count; i++) {
+		const char *name = program->probes.items[i].name;
+		bool seen = false;
+
+		for (int j = 0; j < i && !seen; j++)
+			seen = strcmp(program->probes.items[j].name, name) == 0;
+		if (!seen)
+			printf("%s\n", name);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	struct compile_options compile_options;
+	struct runtime_options runtime_options;
+	struct source source;
+	struct program program;
+	struct diag diag;
+	char *text = NULL;
+	FILE *out = stdout;
+	pid_t target_pid = 0, child_pid = 0;
+	int release_fd = -1;
+	int max_strlen;
+	int status = 1;
+
+	memset(&cli, 0, sizeof(cli));
+	parse_cli(argc, argv, &cli);
+	main_verbose_level = cli.verbose;
+	libbpf_set_print(main_libbpf_print);
+
+	if (cli.list && !cli.program_text && !cli.program_path)
+		return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, cli.verbose > 0);
+
+	if (parse_max_strlen(&max_strlen) < 0)
+		return 1;
+	if (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)
+		return 1;
+
+	if (cli.program_text) {
+		text = xstrdup(cli.program_text);
+		source.filename = "stdin";
+	} else if (strcmp(cli.program_path, "-") == 0) {
+		text = read_stdin();
+		source.filename = "stdin";
+		if (!text) {
+			fprintf(stderr, "sonde: cannot read the program from stdin: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	} else {
+		text = read_file(cli.program_path, NULL);
+		source.filename = cli.program_path;
+		if (!text) {
+			fprintf(stderr, "sonde: cannot read %s: %s\n", cli.program_path,
+				strerror(errno));
+			return 1;
+		}
+	}
+	source.text = text;
+
+	if (cli.command && !cli.list) {
+		child_pid = spawn_child(cli.command, &release_fd);
+		if (child_pid < 0) {
+			free(text);
+			return 1;
+		}
+	}
+
+	memset(&compile_options, 0, sizeof(compile_options));
+	compile_options.positional = cli.args;
+	compile_options.positional_count = cli.arg_count;
+	compile_options.target_pid = target_pid;
+	compile_options.child_pid = child_pid;
+	compile_options.unsafe = cli.unsafe;
+	compile_options.max_strlen = max_strlen;
+	compile_options.dump = cli.dump ? stderr : NULL;
+
+	memset(&program, 0, sizeof(program));
+	diag_init(&diag, &source, stderr);
+	if (compile_program(&source, &compile_options, &program, &diag) < 0) {
+		abandon_child(child_pid, release_fd);
+		goto done;
+	}
+	if (cli.list) {
+		list_program_probes(&program);
+		status = 0;
+		goto done;
+	}
+
+	if (cli.output_path) {
+		out = fopen(cli.output_path, "w");
+		if (!out) {
+			fprintf(stderr, "sonde: cannot open %s: %s\n", cli.output_path,
+				strerror(errno));
+			abandon_child(child_pid, release_fd);
+			goto done;
+		}
+	}
+
+	memset(&runtime_options, 0, sizeof(runtime_options));
+	runtime_options.out = out;
+	runtime_options.json = cli.json;
+	runtime_options.quiet = cli.quiet;
+	runtime_options.unsafe = cli.unsafe;
+	runtime_options.dry_run = cli.dry_run;
+	runtime_options.verbose = cli.verbose;
+	runtime_options.child_pid = child_pid;
+	runtime_options.child_release_fd = release_fd;
+	runtime_options.target_pid = target_pid;
+	/* runtime_run releases (or abandons) and reaps the child itself. */
+	status = runtime_run(&program, &runtime_options);
+	if (out != stdout && fclose(out) != 0) {
+		fprintf(stderr, "sonde: writing %s failed: %s\n", cli.output_path, strerror(errno));
+		status = status ? status : 1;
+	}
+done:
+	program_free(&program);
+	free(text);
+	fflush(stdout);
+	return status;
+}

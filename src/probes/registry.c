@@ -1,0 +1,262 @@
+/*
+ * The provider table and the helpers providers share: splitting a probe as
+ * written into its ':'-separated parts, making a probe point, parsing the
+ * counts and time units of interval/profile/software specs, and attaching a
+ * program to perf events on one or every CPU.
+ *
+ * Splitting knows nothing about providers: "BEGIN" has no parts,
+ * "tracepoint:sched:sched_switch" has two, "uprobe:/bin/bash:readline" has
+ * two. Each provider's expand() decides whether the count is right.
+ */
+#include "provider.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kernel/features.h"
+
+extern const struct provider begin_provider;
+extern const struct provider end_provider;
+extern const struct provider tracepoint_provider;
+extern const struct provider interval_provider;
+extern const struct provider profile_provider;
+extern const struct provider software_provider;
+
+/* -l prints providers in this order. */
+const struct provider *const provider_table[] = {
+	&begin_provider,
+	&end_provider,
+	&tracepoint_provider,
+	&software_provider,
+	&interval_provider,
+	&profile_provider,
+	NULL,
+};
+
+const struct provider *provider_lookup(const char *name)
+{
+	for (const struct provider *const *p = provider_table; *p; p++) {
+		if (strcmp((*p)->name, name) == 0)
+			return *p;
+		for (const char *const *alias = (*p)->aliases; *alias; alias++) {
+			if (strcmp(*alias, name) == 0)
+				return *p;
+		}
+	}
+	return NULL;
+}
+
+struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc)
+{
+	struct probe_spec *spec = xcalloc(1, sizeof(*spec));
+	const int max_parts = (int)(sizeof(spec->parts) / sizeof(spec->parts[0]));
+	const char *colon = strchr(text, ':');
+
+	spec->text = xstrdup(text);
+	spec->loc = loc;
+	if (!colon) {
+		spec->provider_name = xstrdup(text);
+		return spec;
+	}
+	spec->provider_name = xstrndup(text, (size_t)(colon - text));
+	for (const char *part = colon + 1;; part = colon + 1) {
+		/* The last slot takes the rest, colons included, so a spec with
+		 * too many parts still shows up as one with the maximum count. */
+		colon = spec->part_count == max_parts - 1 ? NULL : strchr(part, ':');
+		if (!colon) {
+			spec->parts[spec->part_count++] = xstrdup(part);
+			break;
+		}
+		spec->parts[spec->part_count++] = xstrndup(part, (size_t)(colon - part));
+	}
+	return spec;
+}
+
+struct probe_point *probe_point_new(const struct provider *provider, const char *name)
+{
+	struct probe_point *point = xcalloc(1, sizeof(*point));
+
+	point->provider = provider;
+	point->name = xstrdup(name);
+	point->args_access = ARGS_NONE;
+	return point;
+}
+
+bool probe_parse_count(const char *text, uint64_t *value)
+{
+	uint64_t result = 0;
+	const char *p = text;
+	bool any_digit = false;
+
+	for (; (*p >= '0' && *p <= '9') || (*p == '_' && any_digit); p++) {
+		if (*p == '_')
+			continue;
+		if (result > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return false;
+		result = result * 10 + (uint64_t)(*p - '0');
+		any_digit = true;
+	}
+	if (!any_digit)
+		return false;
+	if (*p == 'e' || *p == 'E') {
+		const char *exponent_text = ++p;
+		int exponent = 0;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			exponent = exponent * 10 + (*p - '0');
+			if (exponent > 19)
+				return false;
+		}
+		if (p == exponent_text)
+			return false;
+		for (; exponent > 0; exponent--) {
+			if (result > UINT64_MAX / 10)
+				return false;
+			result *= 10;
+		}
+	}
+	if (*p != '\0')
+		return false;
+	*value = result;
+	return true;
+}
+
+/* Nanoseconds per count of each time unit; hz counts events per second. */
+static const struct {
+	const char *unit;
+	uint64_t ns;
+} timer_units[] = {
+	{ "s", 1000000000 },
+	{ "ms", 1000000 },
+	{ "us", 1000 },
+	{ "hz", 0 },
+};
+
+int probe_expand_timer(const struct provider *provider, const struct probe_spec *spec,
+		       bool every_cpu, probe_point_list *out, char **error)
+{
+	const char *kind = provider->name;
+	struct probe_point *point;
+	uint64_t count, unit_ns = 0;
+	bool unit_found = false;
+
+	if (spec->part_count != 2) {
+		*error = xasprintf("%s probes are written %s:UNIT:COUNT with UNIT one of s, ms, "
+				   "us or hz (e.g. %s:s:1, %s:hz:99)",
+				   kind, kind, kind, kind);
+		return -EINVAL;
+	}
+	const char *unit = spec->parts[0], *count_text = spec->parts[1];
+	for (size_t i = 0; i < sizeof(timer_units) / sizeof(timer_units[0]); i++) {
+		if (strcmp(unit, timer_units[i].unit) == 0) {
+			unit_ns = timer_units[i].ns;
+			unit_found = true;
+		}
+	}
+	if (!unit_found) {
+		*error = xasprintf("'%s' is not a unit %s probes accept; use s, ms, us or hz", unit,
+				   kind);
+		return -EINVAL;
+	}
+	if (count_text[0] == '\0') {
+		*error = xasprintf("%s:%s needs a count: %s:%s:N", kind, unit, kind, unit);
+		return -EINVAL;
+	}
+	if (!probe_parse_count(count_text, &count)) {
+		*error = xasprintf("'%s' in %s:%s:%s is not a whole number", count_text, kind, unit,
+				   count_text);
+		return -EINVAL;
+	}
+	if (count == 0) {
+		*error = xasprintf("the count in %s:%s:%s must be greater than zero", kind, unit,
+				   count_text);
+		return -EINVAL;
+	}
+	if (unit_ns && count > UINT64_MAX / unit_ns) {
+		*error = xasprintf("%s:%s:%s is too long a period", kind, unit, count_text);
+		return -EINVAL;
+	}
+
+	char *name = xasprintf("%s:%s:%s", kind, unit, count_text);
+	point = probe_point_new(provider, name);
+	free(name);
+	point->target = xstrdup(unit);
+	point->every_cpu = every_cpu;
+	if (unit_ns)
+		point->period = count * unit_ns;
+	else
+		point->frequency = count;
+	vec_push(out, point);
+	return 0;
+}
+
+/* The kernel's cap on sampling frequency, or 0 if it cannot be read. */
+static uint64_t max_sample_rate(void)
+{
+	char *text = read_file("/proc/sys/kernel/perf_event_max_sample_rate", NULL);
+	uint64_t rate = text ? strtoull(text, NULL, 10) : 0;
+
+	free(text);
+	return rate;
+}
+
+static char *perf_attach_error(const struct probe_point *point, int cpu, bool every_cpu,
+			       const char *step, int err)
+{
+	uint64_t max_rate;
+	char *where = every_cpu ? xasprintf(" on cpu %d", cpu) : xstrdup("");
+	char *message;
+
+	if (err == -EINVAL && point->frequency && (max_rate = max_sample_rate()) &&
+	    point->frequency > max_rate)
+		message = xasprintf("cannot attach %s: %" PRIu64 " Hz is above the kernel's limit "
+				    "of %" PRIu64 " (sysctl kernel.perf_event_max_sample_rate)",
+				    point->name, point->frequency, max_rate);
+	else
+		message = xasprintf("cannot attach %s%s: %s failed: %s", point->name, where, step,
+				    strerror(-err));
+	free(where);
+	return message;
+}
+
+int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
+			    int prog_fd, fd_list *fds, char **error)
+{
+	int single_cpu = 0;
+	int *cpus = &single_cpu;
+	int cpu_count = 1;
+	int first = fds->count;
+	int err = 0;
+
+	if (point->every_cpu) {
+		cpu_count = online_cpus(&cpus);
+		if (cpu_count < 0) {
+			*error = xasprintf("cannot attach %s: reading the online CPUs failed: %s",
+					   point->name, strerror(-cpu_count));
+			return cpu_count;
+		}
+	}
+	for (int i = 0; i < cpu_count; i++) {
+		const char *step = "";
+		int pair[2];
+
+		err = perf_event_attach(attr, cpus[i], prog_fd, pair, &step);
+		if (err) {
+			*error = perf_attach_error(point, cpus[i], point->every_cpu, step, err);
+			break;
+		}
+		vec_push(fds, pair[0]);
+		if (pair[1] >= 0)
+			vec_push(fds, pair[1]);
+	}
+	if (cpus != &single_cpu)
+		free(cpus);
+	if (err) {
+		for (int i = first; i < fds->count; i++)
+			close(fds->items[i]);
+		fds->count = first;
+	}
+	return err;
+}

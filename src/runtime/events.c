@@ -1,0 +1,459 @@
+/*
+ * The event consumer: everything BPF programs ask user space to do arrives
+ * here through the ring buffer.
+ *
+ * Each record starts with a u64 index into program->events; the event
+ * description says what the rest of the record holds and what to do with it
+ * (print formatted text, run a command, print or clear a map, stop). Records
+ * are handled in the order the kernel committed them, so output from
+ * different probes interleaves the way it happened.
+ *
+ * Two things keep the output honest:
+ *  - exit(): like bpftrace, records committed after the exit() record are
+ *    consumed but not acted on (other CPUs keep firing until the probes are
+ *    detached); END's records, which come later, are printed again.
+ *  - lost records: a BPF program whose bpf_ringbuf_output() fails (ring
+ *    full) bumps a per-CPU counter. The counter is summed every 100 ms
+ *    while events flow and once more at exit, and every increase is
+ *    reported, so nothing disappears silently.
+ *
+ * Output is flushed once per batch of records, not per record: prompt for a
+ * reader at the other end of a pipe, cheap when thousands arrive at once.
+ */
+#include "runtime/load.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* bpftrace's default for cat(): print at most this much of a file. */
+#define EVENTS_CAT_MAX_BYTES 10240
+#define EVENTS_LOST_INTERVAL_NS 100000000ull
+
+struct event_loop {
+	struct program *program;
+	const struct runtime_options *options;
+	struct output output;
+	struct ring_buffer *ring;
+	struct strbuf text;          /* reused for every formatted record */
+	bool exit_requested;
+	int exit_code;
+	bool muted;                  /* after exit(): consume, do not act */
+	bool warned_bad_record;
+	bool warned_unsafe;
+	int lost_fd;                 /* -1 when the program has no lost counter */
+	int cpu_count;
+	uint64_t *lost_values;       /* one per possible CPU */
+	uint64_t lost_reported;      /* sum already reported */
+	int lost_reports;
+	uint64_t lost_checked_ns;
+};
+
+static uint64_t events_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Appends text as a JSON string literal. */
+static void events_json_string(struct strbuf *sb, const char *text, size_t length)
+{
+	strbuf_putc(sb, '"');
+	for (size_t i = 0; i < length; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		switch (c) {
+		case '"':
+			strbuf_puts(sb, "\\\"");
+			break;
+		case '\\':
+			strbuf_puts(sb, "\\\\");
+			break;
+		case '\n':
+			strbuf_puts(sb, "\\n");
+			break;
+		case '\t':
+			strbuf_puts(sb, "\\t");
+			break;
+		case '\r':
+			strbuf_puts(sb, "\\r");
+			break;
+		default:
+			if (c < 0x20)
+				strbuf_printf(sb, "\\u%04x", c);
+			else
+				strbuf_putc(sb, (char)c);
+		}
+	}
+	strbuf_putc(sb, '"');
+}
+
+/* Writes text to the output: as is, or as {"type": kind, "data": "text"}. */
+static void events_emit(struct event_loop *loop, const char *kind, const char *text,
+			size_t length)
+{
+	FILE *out = loop->output.file;
+
+	if (!loop->output.json) {
+		fwrite(text, 1, length, out);
+		return;
+	}
+	struct strbuf json;
+
+	strbuf_init(&json);
+	strbuf_printf(&json, "{\"type\": \"%s\", \"data\": ", kind);
+	events_json_string(&json, text, length);
+	strbuf_puts(&json, "}\n");
+	fwrite(json.data, 1, json.length, out);
+	strbuf_free(&json);
+}
+
+static struct map_desc *events_map(struct event_loop *loop, int map_id)
+{
+	if (map_id < 0 || map_id >= loop->program->maps.count)
+		return NULL;
+	return &loop->program->maps.items[map_id];
+}
+
+static bool events_map_is_percpu(const struct map_desc *map)
+{
+	return map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+	       map->bpf_map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+/* clear(@m): delete every key. Taking the first key again after each delete
+ * avoids iterating over a map that is changing under us; the bound stops a
+ * probe that keeps inserting from holding us here forever. */
+static void events_clear_map(struct event_loop *loop, const struct map_desc *map)
+{
+	void *key = xcalloc(1, map->key_size ? map->key_size : 1);
+	long limit = (long)map->max_entries * 2 + 16;
+
+	if (map->bpf_map_type == BPF_MAP_TYPE_ARRAY || map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+		/* Arrays cannot lose keys; clearing them means zeroing. */
+		free(key);
+		return;
+	}
+	while (limit-- > 0 && bpf_map_get_next_key(map->fd, NULL, key) == 0) {
+		if (bpf_map_delete_elem(map->fd, key) != 0 && errno != ENOENT)
+			break;
+	}
+	free(key);
+}
+
+/* zero(@m): every value to zero, keys kept. */
+static void events_zero_map(struct event_loop *loop, const struct map_desc *map)
+{
+	size_t key_size = map->key_size ? map->key_size : 1;
+	size_t value_size = map->value_size;
+	VEC(char *) keys = { 0 };
+	void *zero;
+	void *prev = NULL;
+	char *key;
+
+	if (events_map_is_percpu(map))
+		value_size = ((value_size + 7) & ~(size_t)7) * (size_t)loop->cpu_count;
+	zero = xcalloc(1, value_size ? value_size : 1);
+	for (;;) {
+		key = xmalloc(key_size);
+		if (bpf_map_get_next_key(map->fd, prev, key) != 0 ||
+		    keys.count > (int)map->max_entries) {
+			free(key);
+			break;
+		}
+		vec_push(&keys, key);
+		prev = key;
+	}
+	for (int i = 0; i < keys.count; i++) {
+		bpf_map_update_elem(map->fd, keys.items[i], zero, BPF_EXIST);
+		free(keys.items[i]);
+	}
+	free(keys.items);
+	free(zero);
+}
+
+/* time(): the current local time through the event's strftime format. */
+static void events_time(struct event_loop *loop, const struct event_desc *event)
+{
+	struct strbuf *sb = &loop->text;
+
+	strbuf_reset(sb);
+	if (event->format && *event->format) {
+		format_event(sb, event, NULL);
+	} else {
+		char text[64];
+		struct tm tm;
+		time_t now = time(NULL);
+
+		localtime_r(&now, &tm);
+		strbuf_append(sb, text, strftime(text, sizeof(text), "%H:%M:%S\n", &tm));
+	}
+	events_emit(loop, "time", sb->data ? sb->data : "", sb->length);
+}
+
+static void events_cat(struct event_loop *loop, const char *path)
+{
+	FILE *file = fopen(path, "r");
+	char *data;
+	size_t length;
+
+	if (!file) {
+		fprintf(stderr, "sonde: cat: failed to open file '%s': %s\n", path, strerror(errno));
+		return;
+	}
+	data = xmalloc(EVENTS_CAT_MAX_BYTES);
+	length = fread(data, 1, EVENTS_CAT_MAX_BYTES, file);
+	fclose(file);
+	events_emit(loop, "cat", data, length);
+	free(data);
+}
+
+/* system(): runs the command through the shell and copies its output into
+ * ours, so it lands between the surrounding printf()s as bpftrace's does. */
+static void events_system(struct event_loop *loop, const char *command)
+{
+	struct strbuf result;
+	char chunk[4096];
+	size_t length;
+	FILE *pipe;
+
+	if (!loop->options->unsafe) {
+		if (!loop->warned_unsafe)
+			fprintf(stderr, "sonde: system() needs --unsafe; not running '%s'\n",
+				command);
+		loop->warned_unsafe = true;
+		return;
+	}
+	fflush(loop->output.file);
+	pipe = popen(command, "r");
+	if (!pipe) {
+		fprintf(stderr, "sonde: system: cannot run '%s': %s\n", command, strerror(errno));
+		return;
+	}
+	strbuf_init(&result);
+	while ((length = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+		strbuf_append(&result, chunk, length);
+	pclose(pipe);
+	events_emit(loop, "syscall", result.data ? result.data : "", result.length);
+	strbuf_free(&result);
+}
+
+/* join(argv[, delim]): the strings joined on one line. */
+static void events_join(struct event_loop *loop, const struct event_desc *event,
+			const uint8_t *record)
+{
+	struct strbuf *sb = &loop->text;
+
+	strbuf_reset(sb);
+	format_event(sb, event, record);
+	if (!loop->output.json)
+		strbuf_putc(sb, '\n');
+	events_emit(loop, "join", sb->data ? sb->data : "", sb->length);
+}
+
+static void events_warn_bad_record(struct event_loop *loop, const char *why)
+{
+	if (!loop->warned_bad_record)
+		fprintf(stderr, "sonde: internal error: ignoring ring-buffer record: %s\n", why);
+	loop->warned_bad_record = true;
+}
+
+static int events_handle(void *context, void *data, size_t size)
+{
+	struct event_loop *loop = context;
+	const uint8_t *record = data;
+	const struct event_desc *event;
+	struct map_desc *map;
+	uint64_t index;
+
+	if (size < sizeof(index)) {
+		events_warn_bad_record(loop, "shorter than its event number");
+		return 0;
+	}
+	memcpy(&index, record, sizeof(index));
+	if (index >= (uint64_t)loop->program->events.count) {
+		events_warn_bad_record(loop, "unknown event number");
+		return 0;
+	}
+	event = &loop->program->events.items[index];
+	if (size < (size_t)event->record_size) {
+		events_warn_bad_record(loop, "shorter than its event says");
+		return 0;
+	}
+	if (loop->muted)
+		return 0;
+
+	switch (event->kind) {
+	case EVENT_PRINTF:
+		strbuf_reset(&loop->text);
+		format_event(&loop->text, event, record);
+		events_emit(loop, "printf", loop->text.data ? loop->text.data : "",
+			    loop->text.length);
+		break;
+	case EVENT_SYSTEM:
+		strbuf_reset(&loop->text);
+		format_event(&loop->text, event, record);
+		events_system(loop, loop->text.data ? loop->text.data : "");
+		break;
+	case EVENT_CAT:
+		strbuf_reset(&loop->text);
+		format_event(&loop->text, event, record);
+		events_cat(loop, loop->text.data ? loop->text.data : "");
+		break;
+	case EVENT_TIME:
+		events_time(loop, event);
+		break;
+	case EVENT_EXIT: {
+		int64_t code = 0;
+
+		if (event->arg_count > 0)
+			memcpy(&code, record + event->args[0].offset, sizeof(code));
+		loop->exit_requested = true;
+		loop->exit_code = (int)code;
+		loop->muted = true;
+		break;
+	}
+	case EVENT_PRINT_MAP:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			print_map(&loop->output, map, event->top, event->div);
+		break;
+	case EVENT_CLEAR_MAP:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			events_clear_map(loop, map);
+		break;
+	case EVENT_ZERO_MAP:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			events_zero_map(loop, map);
+		break;
+	case EVENT_PRINT_VALUE:
+		if (event->arg_count > 0)
+			print_value(&loop->output, event->args[0].type,
+				    record + event->args[0].offset);
+		break;
+	case EVENT_JOIN:
+		events_join(loop, event, record);
+		break;
+	}
+	return 0;
+}
+
+struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options)
+{
+	struct event_loop *loop = xcalloc(1, sizeof(*loop));
+	struct map_desc *map;
+	int cpus;
+
+	loop->program = program;
+	loop->options = options;
+	loop->output.file = options->out ? options->out : stdout;
+	loop->output.json = options->json;
+	loop->lost_fd = -1;
+	strbuf_init(&loop->text);
+	cpus = libbpf_num_possible_cpus();
+	loop->cpu_count = cpus > 0 ? cpus : 1;
+
+	map = events_map(loop, program->ringbuf_map_id);
+	if (map && map->fd >= 0) {
+		loop->ring = ring_buffer__new(map->fd, events_handle, loop, NULL);
+		if (!loop->ring) {
+			fprintf(stderr, "sonde: cannot read the ring buffer: %s\n", strerror(errno));
+			event_loop_free(loop);
+			return NULL;
+		}
+	}
+	map = events_map(loop, program->lost_map_id);
+	if (map && map->fd >= 0) {
+		loop->lost_fd = map->fd;
+		loop->lost_values = xcalloc((size_t)loop->cpu_count, sizeof(uint64_t));
+	}
+	return loop;
+}
+
+void event_loop_free(struct event_loop *loop)
+{
+	if (!loop)
+		return;
+	if (loop->ring)
+		ring_buffer__free(loop->ring);
+	strbuf_free(&loop->text);
+	free(loop->lost_values);
+	free(loop);
+}
+
+void event_loop_check_lost(struct event_loop *loop, bool at_exit)
+{
+	uint64_t now = events_now_ns();
+	uint32_t key = 0;
+	uint64_t total = 0;
+
+	if (loop->lost_fd < 0)
+		return;
+	if (!at_exit && now - loop->lost_checked_ns < EVENTS_LOST_INTERVAL_NS)
+		return;
+	loop->lost_checked_ns = now;
+	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+		total += loop->lost_values[cpu];
+	if (total > loop->lost_reported) {
+		fflush(loop->output.file);
+		print_lost(&loop->output, stderr, total - loop->lost_reported);
+		loop->lost_reported = total;
+		loop->lost_reports++;
+	}
+	/* Several increments were reported along the way: end with the sum so
+	 * the reader need not add them up. */
+	if (at_exit && loop->lost_reports > 1)
+		fprintf(stderr, "Lost %llu events in total\n", (unsigned long long)total);
+}
+
+int event_loop_poll(struct event_loop *loop, int timeout_ms)
+{
+	int handled = 0;
+
+	if (loop->ring) {
+		handled = ring_buffer__poll(loop->ring, timeout_ms);
+	} else if (timeout_ms > 0) {
+		struct timespec delay = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
+
+		if (nanosleep(&delay, NULL) != 0)
+			handled = -errno;
+	}
+	if (handled != 0)
+		fflush(loop->output.file);
+	event_loop_check_lost(loop, false);
+	return handled;
+}
+
+void event_loop_drain(struct event_loop *loop)
+{
+	/* consume() reads until the ring is empty; another call picks up what
+	 * was committed while the last was printing. Bounded, because probes
+	 * that are still attached could keep it busy forever. */
+	for (int round = 0; loop->ring && round < 64; round++) {
+		if (ring_buffer__consume(loop->ring) <= 0)
+			break;
+	}
+	fflush(loop->output.file);
+}
+
+bool event_loop_exit_requested(const struct event_loop *loop, int *code)
+{
+	if (loop->exit_requested && code)
+		*code = loop->exit_code;
+	return loop->exit_requested;
+}
+
+void event_loop_resume_output(struct event_loop *loop)
+{
+	loop->muted = false;
+}

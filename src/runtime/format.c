@@ -1,0 +1,495 @@
+/*
+ * Turning bytes from the kernel into text: printf-style events and single
+ * values.
+ *
+ * format_event() receives a ring-buffer record (a u64 event index, then the
+ * arguments at the offsets the compiler chose) and the event's description.
+ * It splits the format into pieces once per distinct format string and
+ * renders each conversion by handing the C library a conversion built from
+ * the user's flags, width and precision, with an argument of the C type the
+ * length modifier names. So "%d" of 2^32+5 prints 5 and "%x" of -1 prints
+ * ffffffff, exactly as C (and bpftrace, which also calls snprintf) would.
+ *
+ * format_value() is how a value looks inside a map key, a map value, a tuple
+ * or print(): integers in decimal, strings up to their NUL, tuples as
+ * "(1, abc)" (JSON: [1,"abc"]), ntop() addresses in their usual notation.
+ *
+ * Integers are 8 bytes, sign-extended, everywhere the compiler lays data out
+ * (map keys and values, tuple fields, records in the ring buffer); only the
+ * fields of kernel structs (TYPE_RECORD) keep their natural sizes.
+ */
+#include "runtime/runtime.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "common/printf_format.h"
+
+/* ---- reading values ---- */
+
+static uint64_t format_read_u64(const void *data)
+{
+	uint64_t value;
+
+	memcpy(&value, data, sizeof(value));
+	return value;
+}
+
+/*
+ * Reads an integer of `size` bytes (a kernel struct field) and widens it
+ * to 64 bits the way its signedness says.
+ */
+static uint64_t format_read_sized(const void *data, int size, bool is_signed)
+{
+	switch (size) {
+	case 1: {
+		uint8_t v;
+		memcpy(&v, data, 1);
+		return is_signed ? (uint64_t)(int64_t)(int8_t)v : v;
+	}
+	case 2: {
+		uint16_t v;
+		memcpy(&v, data, 2);
+		return is_signed ? (uint64_t)(int64_t)(int16_t)v : v;
+	}
+	case 4: {
+		uint32_t v;
+		memcpy(&v, data, 4);
+		return is_signed ? (uint64_t)(int64_t)(int32_t)v : v;
+	}
+	default:
+		return format_read_u64(data);
+	}
+}
+
+/* ---- JSON strings ---- */
+
+static void format_json_string(struct strbuf *sb, const char *text, size_t length)
+{
+	strbuf_putc(sb, '"');
+	for (size_t i = 0; i < length; i++) {
+		unsigned char c = (unsigned char)text[i];
+		switch (c) {
+		case '"':
+			strbuf_puts(sb, "\\\"");
+			break;
+		case '\\':
+			strbuf_puts(sb, "\\\\");
+			break;
+		case '\n':
+			strbuf_puts(sb, "\\n");
+			break;
+		case '\r':
+			strbuf_puts(sb, "\\r");
+			break;
+		case '\t':
+			strbuf_puts(sb, "\\t");
+			break;
+		default:
+			if (c < 0x20)
+				strbuf_printf(sb, "\\u%04x", c);
+			else
+				strbuf_putc(sb, (char)c);
+			break;
+		}
+	}
+	strbuf_putc(sb, '"');
+}
+
+/* ---- single values ---- */
+
+static void format_inet(struct strbuf *sb, const void *data)
+{
+	uint64_t family = format_read_u64(data);
+	const unsigned char *address = (const unsigned char *)data + 8;
+	char text[INET6_ADDRSTRLEN];
+
+	if (family == AF_INET) {
+		if (inet_ntop(AF_INET, address, text, sizeof(text)))
+			strbuf_puts(sb, text);
+	} else if (family == AF_INET6) {
+		if (inet_ntop(AF_INET6, address, text, sizeof(text)))
+			strbuf_puts(sb, text);
+	}
+}
+
+/* Value text; `natural` means integers have their own size (struct fields). */
+static void format_value_at(struct strbuf *sb, const struct type *type, const void *data,
+			    bool json, bool natural)
+{
+	const char *bytes = data;
+
+	switch (type->kind) {
+	case TYPE_INT: {
+		uint64_t raw = natural ? format_read_sized(data, type->size, type->is_signed)
+				       : format_read_u64(data);
+		if (type->is_signed)
+			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
+		else
+			strbuf_printf(sb, "%llu", (unsigned long long)raw);
+		break;
+	}
+	case TYPE_POINTER:
+		/* bpftrace 0.17 prints pointer values in maps as signed decimals. */
+		strbuf_printf(sb, "%lld", (long long)(int64_t)format_read_u64(data));
+		break;
+	case TYPE_STRING: {
+		size_t length = strnlen(bytes, type->size);
+		if (json)
+			format_json_string(sb, bytes, length);
+		else
+			strbuf_append(sb, bytes, length);
+		break;
+	}
+	case TYPE_INET:
+		if (json) {
+			struct strbuf text;
+			strbuf_init(&text);
+			format_inet(&text, data);
+			format_json_string(sb, text.data ? text.data : "", text.length);
+			strbuf_free(&text);
+		} else {
+			format_inet(sb, data);
+		}
+		break;
+	case TYPE_TUPLE:
+		strbuf_putc(sb, json ? '[' : '(');
+		for (int i = 0; i < type->field_count; i++) {
+			if (i)
+				strbuf_puts(sb, json ? "," : ", ");
+			format_value_at(sb, type->fields[i].type, bytes + type->fields[i].offset,
+					json, natural);
+		}
+		strbuf_putc(sb, json ? ']' : ')');
+		break;
+	case TYPE_RECORD:
+		strbuf_puts(sb, json ? "{" : "{ ");
+		for (int i = 0; i < type->field_count; i++) {
+			const struct type_field *field = &type->fields[i];
+			if (i)
+				strbuf_puts(sb, ", ");
+			if (json)
+				strbuf_printf(sb, "\"%s\": ", field->name ? field->name : "");
+			else
+				strbuf_printf(sb, ".%s = ", field->name ? field->name : "");
+			if (field->bitfield_bits) {
+				uint64_t word = format_read_sized(bytes + field->offset,
+								  field->type->size, false);
+				word >>= field->bitfield_offset;
+				if (field->bitfield_bits < 64)
+					word &= (1ULL << field->bitfield_bits) - 1;
+				strbuf_printf(sb, "%llu", (unsigned long long)word);
+			} else {
+				format_value_at(sb, field->type, bytes + field->offset, json, true);
+			}
+		}
+		strbuf_puts(sb, json ? "}" : " }");
+		break;
+	default:
+		/* Aggregations are printed by print.c; void and none have no text. */
+		break;
+	}
+}
+
+void format_value(struct strbuf *sb, const struct type *type, const void *data, bool json)
+{
+	format_value_at(sb, type, data, json, false);
+}
+
+/* ---- strftime ---- */
+
+/*
+ * Boot-time nanoseconds to wall-clock time. The offset between the two
+ * clocks is taken once, so a run's timestamps stay ordered even if the wall
+ * clock is stepped while tracing.
+ */
+static void format_boot_to_wall(uint64_t boot_ns, struct timespec *wall)
+{
+	static bool have_offset;
+	static int64_t offset_ns;
+
+	if (!have_offset) {
+		struct timespec real, boot;
+		clock_gettime(CLOCK_REALTIME, &real);
+		clock_gettime(CLOCK_BOOTTIME, &boot);
+		offset_ns = ((int64_t)real.tv_sec - boot.tv_sec) * 1000000000LL +
+			    (real.tv_nsec - boot.tv_nsec);
+		have_offset = true;
+	}
+	int64_t ns = (int64_t)boot_ns + offset_ns;
+	wall->tv_sec = ns / 1000000000LL;
+	wall->tv_nsec = ns % 1000000000LL;
+	if (wall->tv_nsec < 0) {
+		wall->tv_nsec += 1000000000LL;
+		wall->tv_sec--;
+	}
+}
+
+/*
+ * strftime() with bpftrace's extension: %f is the microseconds of the
+ * second, six digits. "%%f" stays a literal "%f" (bpftrace 0.17 replaced it
+ * too, breaking the format).
+ */
+static void format_strftime_at(struct strbuf *sb, const char *format, const struct timespec *when)
+{
+	struct strbuf expanded;
+	struct tm local;
+	time_t seconds = when->tv_sec;
+
+	strbuf_init(&expanded);
+	for (const char *p = format; *p; p++) {
+		if (p[0] == '%' && p[1] == '%') {
+			strbuf_puts(&expanded, "%%");
+			p++;
+		} else if (p[0] == '%' && p[1] == 'f') {
+			strbuf_printf(&expanded, "%06ld", (long)(when->tv_nsec / 1000));
+			p++;
+		} else {
+			strbuf_putc(&expanded, *p);
+		}
+	}
+	localtime_r(&seconds, &local);
+	if (expanded.length) {
+		size_t capacity = 256 + expanded.length * 4;
+		char *text = xmalloc(capacity);
+		size_t length = strftime(text, capacity, expanded.data, &local);
+		strbuf_append(sb, text, length);
+		free(text);
+	}
+	strbuf_free(&expanded);
+}
+
+/* ---- printf-style events ---- */
+
+/* Formats are parsed once and kept for the life of the process. */
+static const struct format_pieces *format_pieces_for(const char *format)
+{
+	static VEC(struct { char *format; struct format_pieces pieces; bool ok; }) cache;
+
+	for (int i = 0; i < cache.count; i++)
+		if (strcmp(cache.items[i].format, format) == 0)
+			return cache.items[i].ok ? &cache.items[i].pieces : NULL;
+
+	struct format_pieces pieces;
+	char *error = NULL;
+	int error_offset;
+	bool ok = format_parse(format, &pieces, &error, &error_offset) == 0;
+	free(error);
+	if (cache.count == cache.capacity) {
+		cache.capacity = cache.capacity ? cache.capacity * 2 : 8;
+		cache.items = xrealloc(cache.items, sizeof(*cache.items) * cache.capacity);
+	}
+	cache.items[cache.count].format = xstrdup(format);
+	cache.items[cache.count].pieces = pieces;
+	cache.items[cache.count].ok = ok;
+	cache.count++;
+	return ok ? &cache.items[cache.count - 1].pieces : NULL;
+}
+
+/*
+ * Splits "%-08lld" into what goes before the length modifier ("%-08"),
+ * the length modifier ("ll") and the conversion ('d').
+ */
+struct format_spec {
+	char prefix[64];
+	char length[3];
+	char conversion;
+};
+
+static void format_split_spec(const char *text, struct format_spec *spec)
+{
+	size_t n = strlen(text);
+	size_t end = n - 1; /* the conversion character */
+	size_t length_start = end;
+
+	while (length_start > 1 && strchr("hlzjt", text[length_start - 1]))
+		length_start--;
+	spec->conversion = text[end];
+	size_t prefix_length = length_start < sizeof(spec->prefix) - 1 ? length_start
+								       : sizeof(spec->prefix) - 1;
+	memcpy(spec->prefix, text, prefix_length);
+	spec->prefix[prefix_length] = '\0';
+	size_t modifier_length = end - length_start;
+	if (modifier_length > 2)
+		modifier_length = 2;
+	memcpy(spec->length, text + length_start, modifier_length);
+	spec->length[modifier_length] = '\0';
+}
+
+static void format_string_conversion(struct strbuf *sb, const struct format_spec *spec,
+				     const char *text)
+{
+	char conversion[80];
+
+	snprintf(conversion, sizeof(conversion), "%ss", spec->prefix);
+	strbuf_printf(sb, conversion, text);
+}
+
+static void format_integer_conversion(struct strbuf *sb, const struct format_spec *spec,
+				      uint64_t value)
+{
+	char conversion[80];
+	bool wide = spec->length[0] && spec->length[0] != 'h';
+	char c = spec->conversion;
+
+	switch (c) {
+	case 'c':
+		snprintf(conversion, sizeof(conversion), "%sc", spec->prefix);
+		strbuf_printf(sb, conversion, (int)value);
+		break;
+	case 'p':
+		snprintf(conversion, sizeof(conversion), "%sp", spec->prefix);
+		strbuf_printf(sb, conversion, (void *)(uintptr_t)value);
+		break;
+	case 'd':
+	case 'i':
+		if (wide) {
+			snprintf(conversion, sizeof(conversion), "%sll%c", spec->prefix, c);
+			strbuf_printf(sb, conversion, (long long)value);
+		} else {
+			snprintf(conversion, sizeof(conversion), "%s%s%c", spec->prefix,
+				 spec->length, c);
+			strbuf_printf(sb, conversion, (int)value);
+		}
+		break;
+	default: /* u x X o */
+		if (wide) {
+			snprintf(conversion, sizeof(conversion), "%sll%c", spec->prefix, c);
+			strbuf_printf(sb, conversion, (unsigned long long)value);
+		} else {
+			snprintf(conversion, sizeof(conversion), "%s%s%c", spec->prefix,
+				 spec->length, c);
+			strbuf_printf(sb, conversion, (unsigned int)value);
+		}
+		break;
+	}
+}
+
+static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
+			   const struct event_arg *arg, const char *record)
+{
+	struct format_spec spec;
+	const char *data = record + arg->offset;
+
+	format_split_spec(piece->text, &spec);
+	if (arg->conversion == ARG_STRFTIME) {
+		struct strbuf text;
+		struct timespec wall;
+		strbuf_init(&text);
+		format_boot_to_wall(format_read_u64(data), &wall);
+		format_strftime_at(&text, arg->strftime_format ? arg->strftime_format : "", &wall);
+		format_string_conversion(sb, &spec, text.data ? text.data : "");
+		strbuf_free(&text);
+		return;
+	}
+
+	if (type_is_integer_like(arg->type)) {
+		uint64_t value = format_read_u64(data);
+		if (spec.conversion == 's')
+			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
+		else
+			format_integer_conversion(sb, &spec, value);
+		return;
+	}
+
+	/* Strings, addresses and anything else: render the value, print it as %s. */
+	struct strbuf text;
+	strbuf_init(&text);
+	format_value(&text, arg->type, data, false);
+	format_string_conversion(sb, &spec, text.data ? text.data : "");
+	strbuf_free(&text);
+}
+
+/*
+ * join(): join_count NUL-padded strings, each the size of args[0]'s string
+ * type, one after another; the first empty one ends the list (the BPF side
+ * stops copying at argv's NULL).
+ */
+static void format_join(struct strbuf *sb, const struct event_desc *event, const char *record)
+{
+	if (event->arg_count < 1 || event->args[0].type->kind != TYPE_STRING)
+		return;
+	const struct event_arg *arg = &event->args[0];
+	int slot_size = arg->type->size;
+	int slots = event->join_count > 0 ? event->join_count : 1;
+	const char *delimiter = event->format ? event->format : " ";
+
+	for (int i = 0; i < slots; i++) {
+		const char *slot = record + arg->offset + (size_t)i * slot_size;
+		size_t length = strnlen(slot, slot_size);
+		if (length == 0)
+			break;
+		if (i)
+			strbuf_puts(sb, delimiter);
+		strbuf_append(sb, slot, length);
+	}
+}
+
+void format_event(struct strbuf *sb, const struct event_desc *event, const void *record)
+{
+	const char *bytes = record;
+
+	switch (event->kind) {
+	case EVENT_TIME: {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		format_strftime_at(sb, event->format ? event->format : "", &now);
+		return;
+	}
+	case EVENT_JOIN:
+		format_join(sb, event, bytes);
+		return;
+	case EVENT_PRINTF:
+	case EVENT_SYSTEM:
+	case EVENT_CAT:
+		break;
+	default:
+		return;
+	}
+
+	const struct format_pieces *pieces = format_pieces_for(event->format ? event->format : "");
+	if (!pieces) {
+		/* The compiler rejects such formats; show it rather than nothing. */
+		strbuf_puts(sb, event->format);
+		return;
+	}
+	int next_arg = 0;
+	for (int i = 0; i < pieces->count; i++) {
+		const struct format_piece *piece = &pieces->items[i];
+		if (!piece->is_conversion) {
+			strbuf_puts(sb, piece->text);
+			continue;
+		}
+		if (next_arg >= event->arg_count)
+			break;
+		format_one_arg(sb, piece, &event->args[next_arg++], bytes);
+	}
+}
+
+/* ---- status lines ---- */
+
+void print_attached(const struct output *out, FILE *status, int probe_count)
+{
+	if (out->json) {
+		fprintf(status, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
+			probe_count);
+	} else {
+		fprintf(status, "Attaching %d probe%s...\n", probe_count,
+			probe_count == 1 ? "" : "s");
+	}
+	fflush(status);
+}
+
+void print_lost(const struct output *out, FILE *status, uint64_t lost)
+{
+	if (out->json) {
+		fprintf(status, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
+			(unsigned long long)lost);
+	} else {
+		fprintf(status, "Lost %llu events\n", (unsigned long long)lost);
+	}
+	fflush(status);
+}

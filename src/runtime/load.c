@@ -1,0 +1,416 @@
+/*
+ * The loader: turns the compiler's struct program into kernel objects.
+ *
+ * It creates every map the program describes, then gives each probe program
+ * to the verifier. The compiler cannot know map fds, so it refers to maps by
+ * id: a BPF_LD_IMM64 with src_reg BPF_PSEUDO_MAP_FD (or _MAP_VALUE) whose imm
+ * is the index into program->maps. The loader patches a copy of the
+ * instructions with the real fds just before BPF_PROG_LOAD.
+ *
+ * Loading first happens without a verifier log (the log costs time on big
+ * programs). When the verifier says no, the load is repeated with a log,
+ * and the log's last instruction line ("NN: (85) call ...") names the
+ * instruction it stopped at. The compiler recorded the source location of
+ * every instruction, so the user is shown the line of their program that
+ * produced it, the verifier's last words, and which probe it was.
+ *
+ * Errors are printed here rather than returned as codes: each failure has a
+ * different useful sentence, and run.c only needs to know "it failed".
+ */
+#include "runtime/load.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/diag.h"
+
+/* Big enough for the full level-1 log of almost any program; kernels
+ * before 6.4 keep the head of a log that does not fit, losing the error. */
+#define LOAD_LOG_SIZE (16u << 20)
+#define LOAD_STATS_LOG_SIZE (64u << 10)
+#define LOAD_LOG_TAIL_LINES 10
+
+static const char load_root_message[] =
+	"sonde must run as root (or with CAP_BPF and CAP_PERFMON)\n";
+
+int load_ringbuf_size(uint32_t *size, char **error)
+{
+	const char *text = getenv("SONDE_RINGBUF_SIZE");
+	unsigned long long value;
+	long page_size = sysconf(_SC_PAGESIZE);
+	char *end;
+
+	*size = LOAD_RINGBUF_SIZE_DEFAULT;
+	if (!text || !*text)
+		return 0;
+	errno = 0;
+	value = strtoull(text, &end, 0);
+	if (errno || end == text)
+		goto invalid;
+	if (*end == 'k' || *end == 'K') {
+		value <<= 10;
+		end++;
+	} else if (*end == 'm' || *end == 'M') {
+		value <<= 20;
+		end++;
+	}
+	if (*end)
+		goto invalid;
+	if (page_size <= 0)
+		page_size = 4096;
+	if (value < (unsigned long long)page_size || value > (1ull << 30) ||
+	    (value & (value - 1)) != 0) {
+		*error = xasprintf("SONDE_RINGBUF_SIZE must be a power of two between %ld and %llu "
+				   "bytes, not %s",
+				   page_size, 1ull << 30, text);
+		return -1;
+	}
+	*size = (uint32_t)value;
+	return 0;
+invalid:
+	*error = xasprintf("SONDE_RINGBUF_SIZE must be a number of bytes (k and m suffixes "
+			   "allowed), not '%s'",
+			   text);
+	return -1;
+}
+
+/*
+ * Kernel object names are at most 15 characters of [A-Za-z0-9_.]. Programs
+ * are prefixed "sonde_" so that bpftool shows whose they are; maps keep
+ * their program name with '@' spelled "AT_" (as bpftrace does).
+ */
+static void load_object_name(char *name, size_t size, const char *prefix, const char *text)
+{
+	size_t length = 0;
+
+	for (; *prefix && length + 1 < size; prefix++)
+		name[length++] = *prefix;
+	for (; *text && length + 1 < size; text++) {
+		unsigned char c = (unsigned char)*text;
+
+		if (c == '@') {
+			const char *at = "AT_";
+
+			for (; *at && length + 1 < size; at++)
+				name[length++] = *at;
+			continue;
+		}
+		name[length++] = isalnum(c) || c == '_' || c == '.' ? (char)c : '_';
+	}
+	name[length] = '\0';
+}
+
+static const char *load_map_kind(uint32_t type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_HASH:
+		return "hash";
+	case BPF_MAP_TYPE_PERCPU_HASH:
+		return "per-CPU hash";
+	case BPF_MAP_TYPE_ARRAY:
+		return "array";
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		return "per-CPU array";
+	case BPF_MAP_TYPE_RINGBUF:
+		return "ring buffer";
+	case BPF_MAP_TYPE_STACK_TRACE:
+		return "stack trace";
+	default:
+		return "map";
+	}
+}
+
+static int load_maps(struct program *program, uint32_t ringbuf_size)
+{
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		uint32_t key_size = map->key_size;
+		uint32_t value_size = map->value_size;
+		uint32_t max_entries = map->max_entries;
+		char name[16];
+		int fd;
+
+		if (map->role == MAP_ROLE_RINGBUF) {
+			key_size = 0;
+			value_size = 0;
+			max_entries = ringbuf_size;
+		}
+		load_object_name(name, sizeof(name), "", map->name);
+		fd = bpf_map_create(map->bpf_map_type, name, key_size, value_size, max_entries,
+				    NULL);
+		if (fd < 0) {
+			int err = errno;
+
+			if ((err == EPERM || err == EACCES) && geteuid() != 0)
+				fputs(load_root_message, stderr);
+			else
+				fprintf(stderr,
+					"sonde: cannot create %s map %s (key %u bytes, value %u "
+					"bytes, %u entries): %s\n",
+					load_map_kind(map->bpf_map_type), map->name, key_size,
+					value_size, max_entries, strerror(err));
+			return -1;
+		}
+		map->fd = fd;
+	}
+	return 0;
+}
+
+/* A copy of probe's instructions with map ids replaced by map fds. */
+static struct bpf_insn *load_patch_maps(const struct program *program,
+					const struct probe_program *probe)
+{
+	struct bpf_insn *insns = xmalloc(sizeof(*insns) * (size_t)(probe->insn_count ? probe->insn_count : 1));
+
+	memcpy(insns, probe->insns, sizeof(*insns) * (size_t)probe->insn_count);
+	for (int i = 0; i < probe->insn_count; i++) {
+		struct bpf_insn *insn = &insns[i];
+
+		if (insn->code != (BPF_LD | BPF_DW | BPF_IMM))
+			continue;
+		if (insn->src_reg == BPF_PSEUDO_MAP_FD || insn->src_reg == BPF_PSEUDO_MAP_VALUE) {
+			if (insn->imm < 0 || insn->imm >= program->maps.count) {
+				fprintf(stderr,
+					"sonde: internal error: probe %s instruction %d refers to "
+					"map %d of %d\n",
+					probe->name, i, insn->imm, program->maps.count);
+				free(insns);
+				return NULL;
+			}
+			insn->imm = program->maps.items[insn->imm].fd;
+		}
+		i++; /* the second half of the 16-byte load */
+	}
+	return insns;
+}
+
+/* Index of the instruction the verifier stopped at: the last log line that
+ * looks like "NN: (op) ...". -1 when there is none. */
+static int load_failing_insn(const char *log)
+{
+	int failing = -1;
+
+	for (const char *line = log; line && *line;) {
+		const char *p = line;
+		const char *next = strchr(line, '\n');
+
+		if (isdigit((unsigned char)*p)) {
+			long index = strtol(p, (char **)&p, 10);
+
+			if (p[0] == ':' && p[1] == ' ' && p[2] == '(')
+				failing = (int)index;
+		}
+		line = next ? next + 1 : NULL;
+	}
+	return failing;
+}
+
+/* Splits the log into lines (in place) and returns them; drops empty lines. */
+static char **load_log_lines(char *log, int *count)
+{
+	char **lines = NULL;
+	int n = 0, capacity = 0;
+
+	for (char *line = log; line && *line;) {
+		char *next = strchr(line, '\n');
+
+		if (next)
+			*next++ = '\0';
+		if (*line) {
+			if (n == capacity) {
+				capacity = capacity ? capacity * 2 : 64;
+				lines = xrealloc(lines, sizeof(*lines) * (size_t)capacity);
+			}
+			lines[n++] = line;
+		}
+		line = next;
+	}
+	*count = n;
+	return lines;
+}
+
+static void load_report_rejection(const struct program *program,
+				  const struct probe_program *probe, char *log, int err)
+{
+	struct diag diag;
+	char **lines;
+	int line_count, first, failing, reason_line;
+	const char *reason;
+
+	diag_init(&diag, &program->source, stderr);
+	failing = load_failing_insn(log);
+	lines = load_log_lines(log, &line_count);
+
+	/* The verifier's own sentence comes just before its statistics line
+	 * ("processed N insns ..."), if it printed one. */
+	reason_line = line_count - 1;
+	while (reason_line >= 0 && (strncmp(lines[reason_line], "processed ", 10) == 0 ||
+				    strncmp(lines[reason_line], "verification time", 17) == 0 ||
+				    strncmp(lines[reason_line], "stack depth", 11) == 0))
+		reason_line--;
+	reason = reason_line >= 0 ? lines[reason_line] : strerror(err);
+
+	if (failing >= 0 && failing < probe->insn_count && probe->insn_locs &&
+	    probe->insn_locs[failing].line > 0)
+		diag_error(&diag, probe->insn_locs[failing],
+			   "the BPF verifier rejected probe %s at instruction %d: %s", probe->name,
+			   failing, reason);
+	else
+		diag_error_noloc(&diag, "the BPF verifier rejected probe %s: %s", probe->name,
+				 reason);
+
+	first = line_count > LOAD_LOG_TAIL_LINES ? line_count - LOAD_LOG_TAIL_LINES : 0;
+	if (line_count > 0) {
+		fprintf(stderr, "verifier log (last %d of %d lines):\n", line_count - first,
+			line_count);
+		for (int i = first; i < line_count; i++)
+			fprintf(stderr, "    %s\n", lines[i]);
+	}
+	free(lines);
+}
+
+/* The "processed N insns ..." line of a statistics log, or NULL. */
+static const char *load_stats_line(char *log)
+{
+	char *line = strstr(log, "processed ");
+	char *end;
+
+	if (!line)
+		return NULL;
+	end = strchr(line, '\n');
+	if (end)
+		*end = '\0';
+	return line;
+}
+
+static void load_print_stats(const struct probe_program *probe, char *stats_log)
+{
+	struct bpf_prog_info info;
+	uint32_t info_length = sizeof(info);
+	const char *stats = stats_log ? load_stats_line(stats_log) : NULL;
+
+	memset(&info, 0, sizeof(info));
+	fprintf(stderr, "probe %s: %d instructions", probe->name, probe->insn_count);
+	if (bpf_obj_get_info_by_fd(probe->prog_fd, &info, &info_length) == 0)
+		fprintf(stderr, ", %u bytes translated, %u bytes JIT-compiled", info.xlated_prog_len,
+			info.jited_prog_len);
+	fputc('\n', stderr);
+	if (stats)
+		fprintf(stderr, "  verifier: %s\n", stats);
+}
+
+static int load_one(struct program *program, struct probe_program *probe, int verbose)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, opts);
+	struct bpf_insn *insns;
+	char name[16];
+	const char *short_name = strrchr(probe->name, ':');
+	char *log = NULL;
+	int fd, err;
+
+	insns = load_patch_maps(program, probe);
+	if (!insns)
+		return -1;
+	load_object_name(name, sizeof(name), "sonde_", short_name ? short_name + 1 : probe->name);
+	opts.expected_attach_type = probe->expected_attach_type;
+	opts.attach_btf_id = probe->attach_btf_id;
+	opts.attach_btf_obj_fd = (uint32_t)probe->attach_btf_obj_fd;
+	if (verbose > 0) {
+		log = xcalloc(1, LOAD_STATS_LOG_SIZE);
+		opts.log_buf = log;
+		opts.log_size = LOAD_STATS_LOG_SIZE;
+		opts.log_level = 4; /* BPF_LOG_STATS: only the totals */
+	}
+	fd = bpf_prog_load(probe->prog_type, name, "GPL", insns, (size_t)probe->insn_count, &opts);
+	if (fd >= 0) {
+		probe->prog_fd = fd;
+		if (verbose > 0)
+			load_print_stats(probe, log);
+		free(log);
+		free(insns);
+		return 0;
+	}
+	err = errno;
+	free(log);
+	if (err == EPERM && geteuid() != 0) {
+		fputs(load_root_message, stderr);
+		free(insns);
+		return -1;
+	}
+
+	/* Again, with the verifier's full account of why. */
+	log = xmalloc(LOAD_LOG_SIZE);
+	log[0] = '\0';
+	opts.log_buf = log;
+	opts.log_size = LOAD_LOG_SIZE;
+	opts.log_level = 1;
+	fd = bpf_prog_load(probe->prog_type, name, "GPL", insns, (size_t)probe->insn_count, &opts);
+	if (fd >= 0) {
+		/* Loading with a log can succeed where loading without failed
+		 * only on a transient error; accept it. */
+		probe->prog_fd = fd;
+		if (verbose > 0)
+			load_print_stats(probe, NULL);
+	} else {
+		int log_err = errno;
+
+		log[LOAD_LOG_SIZE - 1] = '\0';
+		if (log[0])
+			load_report_rejection(program, probe, log, log_err);
+		else
+			fprintf(stderr, "sonde: cannot load probe %s: %s\n", probe->name,
+				strerror(log_err));
+	}
+	free(log);
+	free(insns);
+	return fd >= 0 ? 0 : -1;
+}
+
+int load_program(struct program *program, int verbose)
+{
+	uint32_t ringbuf_size;
+	char *error = NULL;
+
+	for (int i = 0; i < program->maps.count; i++)
+		program->maps.items[i].fd = -1;
+	for (int i = 0; i < program->probes.count; i++)
+		program->probes.items[i].prog_fd = -1;
+	if (load_ringbuf_size(&ringbuf_size, &error) < 0) {
+		fprintf(stderr, "sonde: %s\n", error);
+		free(error);
+		return -1;
+	}
+	if (load_maps(program, ringbuf_size) < 0)
+		goto fail;
+	for (int i = 0; i < program->probes.count; i++) {
+		if (load_one(program, &program->probes.items[i], verbose) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	load_close(program);
+	return -1;
+}
+
+void load_close(struct program *program)
+{
+	for (int i = 0; i < program->probes.count; i++) {
+		struct probe_program *probe = &program->probes.items[i];
+
+		if (probe->prog_fd >= 0)
+			close(probe->prog_fd);
+		probe->prog_fd = -1;
+	}
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+
+		if (map->fd >= 0)
+			close(map->fd);
+		map->fd = -1;
+	}
+}

@@ -1,0 +1,55 @@
+/*
+ * Internal interface between the runtime's parts: the loader (load.c), the
+ * ring-buffer consumer (events.c) and the driver (run.c). Nothing outside
+ * src/runtime/ includes this.
+ */
+#ifndef SONDE_RUNTIME_LOAD_H
+#define SONDE_RUNTIME_LOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runtime.h"
+
+/* Default ring-buffer size; SONDE_RINGBUF_SIZE overrides it. */
+#define LOAD_RINGBUF_SIZE_DEFAULT (1u << 20)
+
+/* Reads SONDE_RINGBUF_SIZE (bytes; k/m suffixes allowed). Returns 0 and sets
+ * *size (the default when unset), or -1 with *error set. The kernel needs a
+ * power of two that is a multiple of the page size; other values are
+ * rejected rather than silently rounded. */
+int load_ringbuf_size(uint32_t *size, char **error);
+
+/* Creates every map and loads every probe program, filling map->fd and
+ * probe->prog_fd. Reports failures itself (on stderr, verifier rejections
+ * with the source line through diag) and returns 0 or -1; on failure every
+ * fd it opened is closed again. verbose > 0 prints per-probe statistics. */
+int load_program(struct program *program, int verbose);
+
+/* Closes every map and program fd of program (those not -1). */
+void load_close(struct program *program);
+
+/* ---- events.c ---- */
+
+struct event_loop;
+
+/* Sets up the ring-buffer consumer (when the program has a ring buffer) and
+ * the lost-event counter. Returns NULL and prints on failure. */
+struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options);
+void event_loop_free(struct event_loop *loop);
+/* Waits up to timeout_ms for records and handles every one available; also
+ * checks the lost counter at most every 100 ms. Returns records handled or
+ * -errno (-EINTR when a signal arrived). */
+int event_loop_poll(struct event_loop *loop, int timeout_ms);
+/* Handles every record already in the ring buffer without waiting. */
+void event_loop_drain(struct event_loop *loop);
+/* True once an exit() record was seen; *code is its exit code. */
+bool event_loop_exit_requested(const struct event_loop *loop, int *code);
+/* After exit(), records are consumed but not printed (as bpftrace does);
+ * this makes them print again, for END. */
+void event_loop_resume_output(struct event_loop *loop);
+/* Reports lost events not yet reported; at_exit also prints the total. */
+void event_loop_check_lost(struct event_loop *loop, bool at_exit);
+
+#endif

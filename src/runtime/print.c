@@ -1,0 +1,856 @@
+/*
+ * Printing maps: what you see when a program ends or calls print(@m).
+ *
+ * print_map() takes a snapshot of a map from the kernel (every key, and
+ * every CPU's copy of each value for per-CPU maps), folds the per-CPU
+ * copies into one value, sorts, and writes text or JSON in bpftrace's
+ * layout. The layouts of keys and values are the ones program.h describes.
+ *
+ * Three shapes, as in bpftrace:
+ *  - plain maps, one line per key ("@m[a, b]: 5"). Counts, sums, integers,
+ *    min and max sort by value; strings, tuples and addresses by key.
+ *  - avg and stats, one line per key, sorted by average; text output ends
+ *    with an extra blank line.
+ *  - hist and lhist, whose BPF key carries a bucket number after the user
+ *    key: entries are grouped by user key, and each group is drawn as bars
+ *    from its lowest to its highest non-empty bucket. Groups sort by their
+ *    total count.
+ *
+ * Ties sort by key so output is reproducible (bpftrace breaks ties for
+ * hist/avg/stats by key bytes, and leaves plain maps in hash order).
+ */
+#include "runtime/runtime.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Width of a histogram bar at the largest bucket. */
+#define PRINT_BAR_WIDTH 52
+
+/* ---- snapshot ---- */
+
+struct map_snapshot {
+	int count;
+	uint32_t key_size;     /* full BPF key */
+	uint32_t value_stride; /* bytes per CPU */
+	int ncpus;             /* copies of each value */
+	unsigned char *keys;
+	unsigned char *values;
+};
+
+static bool print_map_is_per_cpu(const struct map_desc *map)
+{
+	return map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY ||
+	       map->bpf_map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+}
+
+static void snapshot_free(struct map_snapshot *snap)
+{
+	free(snap->keys);
+	free(snap->values);
+	memset(snap, 0, sizeof(*snap));
+}
+
+/*
+ * Reads every element. Keys that vanish between get_next_key and lookup
+ * (a BPF program deleted them) are skipped; a deleted predecessor makes the
+ * kernel restart from the first key, so the walk is bounded.
+ */
+static int snapshot_read(const struct map_desc *map, struct map_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->key_size = map->key_size;
+	snap->ncpus = 1;
+	snap->value_stride = map->value_size;
+	if (print_map_is_per_cpu(map)) {
+		int ncpus = libbpf_num_possible_cpus();
+		if (ncpus <= 0)
+			return ncpus < 0 ? ncpus : -EINVAL;
+		snap->ncpus = ncpus;
+		snap->value_stride = (map->value_size + 7) & ~7u;
+	}
+	size_t value_bytes = (size_t)snap->value_stride * snap->ncpus;
+	int capacity = 16;
+	snap->keys = xcalloc(capacity, snap->key_size);
+	snap->values = xcalloc(capacity, value_bytes);
+
+	unsigned char *cursor = xcalloc(2, snap->key_size);
+	unsigned char *next = cursor + snap->key_size;
+	bool started = false;
+	long limit = 2L * (map->max_entries ? map->max_entries : 1) + 16;
+	while (limit-- > 0 && bpf_map_get_next_key(map->fd, started ? cursor : NULL, next) == 0) {
+		if (snap->count == capacity) {
+			capacity *= 2;
+			snap->keys = xrealloc(snap->keys, (size_t)capacity * snap->key_size);
+			snap->values = xrealloc(snap->values, (size_t)capacity * value_bytes);
+		}
+		unsigned char *value = snap->values + (size_t)snap->count * value_bytes;
+		memset(value, 0, value_bytes);
+		if (bpf_map_lookup_elem(map->fd, next, value) == 0) {
+			memcpy(snap->keys + (size_t)snap->count * snap->key_size, next, snap->key_size);
+			snap->count++;
+		}
+		memcpy(cursor, next, snap->key_size);
+		started = true;
+	}
+	free(cursor);
+	return 0;
+}
+
+static const unsigned char *snapshot_key(const struct map_snapshot *snap, int i)
+{
+	return snap->keys + (size_t)i * snap->key_size;
+}
+
+static const unsigned char *snapshot_value(const struct map_snapshot *snap, int i)
+{
+	return snap->values + (size_t)i * snap->value_stride * snap->ncpus;
+}
+
+/* ---- folding per-CPU values ---- */
+
+static uint64_t print_read_u64(const unsigned char *data)
+{
+	uint64_t value;
+
+	memcpy(&value, data, sizeof(value));
+	return value;
+}
+
+static uint64_t fold_sum(const struct map_snapshot *snap, const unsigned char *value, int field)
+{
+	uint64_t total = 0;
+
+	for (int cpu = 0; cpu < snap->ncpus; cpu++)
+		total += print_read_u64(value + (size_t)cpu * snap->value_stride + field * 8);
+	return total;
+}
+
+/* min/max: each CPU holds { value, is_set }; CPUs that never ran it are skipped. */
+static uint64_t fold_min_max(const struct map_snapshot *snap, const unsigned char *value,
+			     bool is_max, bool is_signed)
+{
+	bool have = false;
+	uint64_t best = 0;
+
+	for (int cpu = 0; cpu < snap->ncpus; cpu++) {
+		const unsigned char *slot = value + (size_t)cpu * snap->value_stride;
+		uint64_t v = print_read_u64(slot);
+		if (!print_read_u64(slot + 8))
+			continue;
+		bool better;
+		if (!have)
+			better = true;
+		else if (is_signed)
+			better = is_max ? (int64_t)v > (int64_t)best : (int64_t)v < (int64_t)best;
+		else
+			better = is_max ? v > best : v < best;
+		if (better)
+			best = v;
+		have = true;
+	}
+	return best;
+}
+
+static uint64_t fold_average(const struct map_snapshot *snap, const unsigned char *value,
+			     bool is_signed)
+{
+	uint64_t sum = fold_sum(snap, value, 0);
+	uint64_t count = fold_sum(snap, value, 1);
+
+	if (count == 0)
+		return 0;
+	if (is_signed)
+		return (uint64_t)((int64_t)sum / (int64_t)count);
+	return sum / count;
+}
+
+/* The number a plain map sorts by and prints (before div). */
+static uint64_t fold_plain(const struct map_snapshot *snap, const struct type *type,
+			   const unsigned char *value)
+{
+	switch (type->kind) {
+	case TYPE_COUNT:
+	case TYPE_SUM:
+		return fold_sum(snap, value, 0);
+	case TYPE_MIN:
+		return fold_min_max(snap, value, false, type->is_signed);
+	case TYPE_MAX:
+		return fold_min_max(snap, value, true, type->is_signed);
+	default:
+		return print_read_u64(value);
+	}
+}
+
+static int compare_numbers(uint64_t a, uint64_t b, bool is_signed)
+{
+	if (is_signed)
+		return (int64_t)a < (int64_t)b ? -1 : (int64_t)a > (int64_t)b;
+	return a < b ? -1 : a > b;
+}
+
+static uint64_t divide(uint64_t value, bool is_signed, int div)
+{
+	if (div <= 1)
+		return value;
+	if (is_signed)
+		return (uint64_t)((int64_t)value / (int64_t)div);
+	return value / (uint64_t)div;
+}
+
+static void put_number(struct strbuf *sb, uint64_t value, bool is_signed)
+{
+	if (is_signed)
+		strbuf_printf(sb, "%lld", (long long)(int64_t)value);
+	else
+		strbuf_printf(sb, "%llu", (unsigned long long)value);
+}
+
+/* ---- keys ---- */
+
+/* Key order by meaning: numbers numerically, strings alphabetically. */
+static int compare_typed(const struct type *type, const unsigned char *a, const unsigned char *b)
+{
+	if (!type)
+		return 0;
+	switch (type->kind) {
+	case TYPE_INT:
+		return compare_numbers(print_read_u64(a), print_read_u64(b), type->is_signed);
+	case TYPE_POINTER:
+		return compare_numbers(print_read_u64(a), print_read_u64(b), false);
+	case TYPE_STRING: {
+		int c = strncmp((const char *)a, (const char *)b, type->size);
+		return c < 0 ? -1 : c > 0;
+	}
+	case TYPE_TUPLE:
+		for (int i = 0; i < type->field_count; i++) {
+			int offset = type->fields[i].offset;
+			int c = compare_typed(type->fields[i].type, a + offset, b + offset);
+			if (c)
+				return c;
+		}
+		return 0;
+	default: {
+		int c = memcmp(a, b, type_storage_size(type));
+		return c < 0 ? -1 : c > 0;
+	}
+	}
+}
+
+/* One key element as bpftrace shows it; pointers in keys are hex. */
+static void put_key_element(struct strbuf *sb, const struct type *type, const unsigned char *data)
+{
+	if (type->kind == TYPE_POINTER)
+		strbuf_printf(sb, "0x%llx", (unsigned long long)print_read_u64(data));
+	else
+		format_value(sb, type, data, false);
+}
+
+/* "a, b" for @m[a, b]; JSON joins with "," instead. */
+static void put_key_elements(struct strbuf *sb, const struct map_desc *map,
+			     const unsigned char *key, const char *separator)
+{
+	const struct type *type = map->key_type;
+
+	if (map->key_is_multi && type->kind == TYPE_TUPLE) {
+		for (int i = 0; i < type->field_count; i++) {
+			if (i)
+				strbuf_puts(sb, separator);
+			put_key_element(sb, type->fields[i].type, key + type->fields[i].offset);
+		}
+	} else {
+		put_key_element(sb, type, key);
+	}
+}
+
+static void put_json_string(struct strbuf *sb, const char *text, size_t length)
+{
+	struct type string_type = { .kind = TYPE_STRING, .size = (int)length };
+
+	format_value(sb, &string_type, text, true);
+}
+
+/* Text: "@name[key]: "; JSON: "\"key\": " (nothing for maps without keys). */
+static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
+			    const unsigned char *key, bool json)
+{
+	if (json) {
+		if (!map->key_type)
+			return;
+		struct strbuf text;
+		strbuf_init(&text);
+		put_key_elements(&text, map, key, ",");
+		put_json_string(sb, text.data ? text.data : "", text.length);
+		strbuf_free(&text);
+		strbuf_puts(sb, ": ");
+		return;
+	}
+	strbuf_puts(sb, map->name);
+	if (map->key_type) {
+		strbuf_putc(sb, '[');
+		put_key_elements(sb, map, key, ", ");
+		strbuf_putc(sb, ']');
+	}
+	strbuf_puts(sb, ": ");
+}
+
+static void put_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind)
+{
+	strbuf_printf(sb, "{\"type\": \"%s\", \"data\": {", kind);
+	put_json_string(sb, map->name, strlen(map->name));
+	strbuf_puts(sb, ": ");
+	if (map->key_type)
+		strbuf_putc(sb, '{');
+}
+
+static void put_json_footer(struct strbuf *sb, const struct map_desc *map)
+{
+	if (map->key_type)
+		strbuf_putc(sb, '}');
+	strbuf_puts(sb, "}}\n");
+}
+
+/* ---- sorting ---- */
+
+struct print_entry {
+	const unsigned char *key;
+	const unsigned char *value;
+	uint64_t order;     /* value to sort by, when sorting by value */
+	uint64_t *buckets;  /* hist/lhist groups */
+	int bucket_count;
+};
+
+struct sort_context {
+	const struct map_desc *map;
+	int user_key_size;
+	bool by_value;
+	bool value_signed;
+	bool ties_by_bytes; /* hist, avg, stats: bpftrace orders equal values by key bytes */
+};
+
+static int compare_entries(const void *pa, const void *pb, void *arg)
+{
+	const struct print_entry *a = pa;
+	const struct print_entry *b = pb;
+	const struct sort_context *context = arg;
+	int c;
+
+	if (context->by_value) {
+		c = compare_numbers(a->order, b->order, context->value_signed);
+		if (c)
+			return c;
+	}
+	if (!context->ties_by_bytes) {
+		c = compare_typed(context->map->key_type, a->key, b->key);
+		if (c)
+			return c;
+	}
+	c = memcmp(a->key, b->key, context->user_key_size);
+	return c < 0 ? -1 : c > 0;
+}
+
+static int user_key_size(const struct map_desc *map)
+{
+	return map->key_type ? type_storage_size(map->key_type) : 0;
+}
+
+/* First entry to print for print(@m, top): the last `top` after sorting. */
+static int first_shown(int count, int top)
+{
+	return top > 0 && count > top ? count - top : 0;
+}
+
+/* ---- plain maps ---- */
+
+static bool sorts_by_value(enum type_kind kind)
+{
+	return kind == TYPE_COUNT || kind == TYPE_SUM || kind == TYPE_INT ||
+	       kind == TYPE_MIN || kind == TYPE_MAX;
+}
+
+static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
+			    const struct print_entry *entry, int div, bool json)
+{
+	const struct type *type = map->value_type;
+
+	switch (type->kind) {
+	case TYPE_COUNT:
+		put_number(sb, divide(entry->order, false, div), false);
+		break;
+	case TYPE_SUM:
+	case TYPE_MIN:
+	case TYPE_MAX:
+	case TYPE_INT:
+		put_number(sb, divide(entry->order, type->is_signed, div), type->is_signed);
+		break;
+	case TYPE_POINTER:
+		put_number(sb, divide(print_read_u64(entry->value), true, div), true);
+		break;
+	default:
+		format_value(sb, type, entry->value, json);
+		break;
+	}
+}
+
+static void print_plain(struct strbuf *sb, const struct map_desc *map,
+			const struct map_snapshot *snap, int top, int div, bool json)
+{
+	const struct type *type = map->value_type;
+	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
+	struct sort_context context = {
+		.map = map,
+		.user_key_size = user_key_size(map),
+		.by_value = sorts_by_value(type->kind),
+		.value_signed = type->kind != TYPE_COUNT && type->is_signed,
+	};
+
+	for (int i = 0; i < snap->count; i++) {
+		entries[i].key = snapshot_key(snap, i);
+		entries[i].value = snapshot_value(snap, i);
+		entries[i].order = fold_plain(snap, type, entries[i].value);
+	}
+	qsort_r(entries, snap->count, sizeof(*entries), compare_entries, &context);
+
+	int first = first_shown(snap->count, top);
+	if (json) {
+		if (snap->count) {
+			put_json_header(sb, map, "map");
+			for (int i = first; i < snap->count; i++) {
+				if (i > first)
+					strbuf_puts(sb, ", ");
+				put_entry_start(sb, map, entries[i].key, true);
+				put_plain_value(sb, map, &entries[i], div, true);
+			}
+			put_json_footer(sb, map);
+		}
+	} else {
+		for (int i = first; i < snap->count; i++) {
+			put_entry_start(sb, map, entries[i].key, false);
+			put_plain_value(sb, map, &entries[i], div, false);
+			strbuf_putc(sb, '\n');
+		}
+		if (snap->count == 0)
+			strbuf_putc(sb, '\n');
+	}
+	free(entries);
+}
+
+/* ---- avg and stats ---- */
+
+static void print_stats(struct strbuf *sb, const struct map_desc *map,
+			const struct map_snapshot *snap, int top, int div, bool json)
+{
+	const struct type *type = map->value_type;
+	bool is_stats = type->kind == TYPE_STATS;
+	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
+	struct sort_context context = {
+		.map = map,
+		.user_key_size = user_key_size(map),
+		.by_value = true,
+		.value_signed = type->is_signed,
+		.ties_by_bytes = true,
+	};
+
+	for (int i = 0; i < snap->count; i++) {
+		entries[i].key = snapshot_key(snap, i);
+		entries[i].value = snapshot_value(snap, i);
+		entries[i].order = fold_average(snap, entries[i].value, type->is_signed);
+	}
+	qsort_r(entries, snap->count, sizeof(*entries), compare_entries, &context);
+
+	/* print(@s, top, div) leaves stats() maps whole, as bpftrace does. */
+	if (is_stats) {
+		top = 0;
+		div = 1;
+	}
+	int first = first_shown(snap->count, top);
+	if (json && snap->count)
+		put_json_header(sb, map, "stats");
+	for (int i = first; i < snap->count; i++) {
+		const struct print_entry *entry = &entries[i];
+		uint64_t average = divide(entry->order, type->is_signed, div);
+		uint64_t count = fold_sum(snap, entry->value, 1);
+		uint64_t total = fold_sum(snap, entry->value, 0);
+
+		if (json && i > first)
+			strbuf_puts(sb, ", ");
+		put_entry_start(sb, map, entry->key, json);
+		if (!is_stats) {
+			put_number(sb, average, type->is_signed);
+		} else if (json) {
+			strbuf_printf(sb, "{\"count\": %llu, \"average\": ", (unsigned long long)count);
+			put_number(sb, average, type->is_signed);
+			strbuf_puts(sb, ", \"total\": ");
+			put_number(sb, total, type->is_signed);
+			strbuf_putc(sb, '}');
+		} else {
+			strbuf_printf(sb, "count %llu, average ", (unsigned long long)count);
+			put_number(sb, average, type->is_signed);
+			strbuf_puts(sb, ", total ");
+			put_number(sb, total, type->is_signed);
+		}
+		if (!json)
+			strbuf_putc(sb, '\n');
+	}
+	if (json) {
+		if (snap->count)
+			put_json_footer(sb, map);
+	} else {
+		if (snap->count == 0)
+			strbuf_putc(sb, '\n');
+		strbuf_putc(sb, '\n');
+	}
+	free(entries);
+}
+
+/* ---- hist and lhist ---- */
+
+/*
+ * Where a log2 bucket starts and how wide it is (see program.h for the
+ * numbering). Sub-buckets below 2^hist_bits that no value can reach are
+ * reported as unreachable and never drawn.
+ */
+struct hist_bucket {
+	bool reachable;
+	int log2;      /* l: the bucket lies in [2^l, 2^(l+1)) */
+	int sub;       /* s: which of the 2^k parts */
+	uint64_t low;  /* first value in the bucket */
+	uint64_t high; /* last value in the bucket */
+};
+
+static struct hist_bucket hist_bucket(int index, int bits)
+{
+	struct hist_bucket bucket = { 0 };
+	int parts = 1 << bits;
+
+	if (index < 2)
+		return bucket;
+	bucket.log2 = (index - 2) >> bits;
+	bucket.sub = (index - 2) & (parts - 1);
+	int l = bucket.log2;
+	if (l > 63)
+		return bucket;
+	if (l >= bits) {
+		bucket.low = ((uint64_t)parts + bucket.sub) << (l - bits);
+		bucket.high = bucket.low + ((uint64_t)1 << (l - bits)) - 1;
+	} else {
+		if (bucket.sub & ((1 << (bits - l)) - 1))
+			return bucket;
+		bucket.low = ((uint64_t)1 << l) + ((uint64_t)bucket.sub >> (bits - l));
+		bucket.high = bucket.low;
+	}
+	bucket.reachable = true;
+	return bucket;
+}
+
+/*
+ * A bucket boundary, (2^k + s) * 2^(l-k), written with the suffix of the
+ * largest power of 1024 in 2^(l-k): 512, 1K, 24K, 8G, 16E.
+ */
+static void put_hist_bound(struct strbuf *sb, int l, int s, int bits)
+{
+	if (s == (1 << bits)) {
+		l++;
+		s = 0;
+	}
+	int power = l - bits;
+	int decade = power / 10;
+	uint64_t mantissa = ((uint64_t)(1 << bits) + s) << (power - 10 * decade);
+
+	strbuf_printf(sb, "%llu", (unsigned long long)mantissa);
+	if (decade)
+		strbuf_putc(sb, "\0KMGTPE"[decade]);
+}
+
+static void put_hist_label(struct strbuf *sb, int index, int bits)
+{
+	if (index == 0) {
+		strbuf_puts(sb, "(..., 0)");
+		return;
+	}
+	if (index == 1) {
+		strbuf_puts(sb, "[0]");
+		return;
+	}
+	struct hist_bucket bucket = hist_bucket(index, bits);
+	if (bucket.low == bucket.high) {
+		strbuf_printf(sb, "[%llu]", (unsigned long long)bucket.low);
+		return;
+	}
+	strbuf_putc(sb, '[');
+	put_hist_bound(sb, bucket.log2, bucket.sub, bits);
+	strbuf_puts(sb, ", ");
+	put_hist_bound(sb, bucket.log2, bucket.sub + 1, bits);
+	strbuf_putc(sb, ')');
+}
+
+static void put_hist_json_bounds(struct strbuf *sb, int index, int bits)
+{
+	if (index == 0) {
+		strbuf_puts(sb, "\"max\": -1, ");
+		return;
+	}
+	if (index == 1) {
+		strbuf_puts(sb, "\"min\": 0, \"max\": 0, ");
+		return;
+	}
+	struct hist_bucket bucket = hist_bucket(index, bits);
+	strbuf_printf(sb, "\"min\": %llu, \"max\": %llu, ", (unsigned long long)bucket.low,
+		      (unsigned long long)bucket.high);
+}
+
+/* lhist boundaries: 0, and multiples of 1M or 1K with a suffix. */
+static void put_lhist_number(struct strbuf *sb, int64_t number)
+{
+	if (number != 0 && number % (1024 * 1024) == 0)
+		strbuf_printf(sb, "%lldM", (long long)(number / (1024 * 1024)));
+	else if (number != 0 && number % 1024 == 0)
+		strbuf_printf(sb, "%lldK", (long long)(number / 1024));
+	else
+		strbuf_printf(sb, "%lld", (long long)number);
+}
+
+static int64_t lhist_bucket_count(const struct type *type)
+{
+	if (type->lhist_step <= 0 || type->lhist_max < type->lhist_min)
+		return 0;
+	return (type->lhist_max - type->lhist_min) / type->lhist_step;
+}
+
+static void put_lhist_label(struct strbuf *sb, const struct type *type, int index)
+{
+	int64_t n = lhist_bucket_count(type);
+
+	if (index == 0) {
+		strbuf_puts(sb, "(..., ");
+		put_lhist_number(sb, type->lhist_min);
+		strbuf_putc(sb, ')');
+	} else if (index == n + 1) {
+		strbuf_putc(sb, '[');
+		put_lhist_number(sb, type->lhist_max);
+		strbuf_puts(sb, ", ...)");
+	} else {
+		strbuf_putc(sb, '[');
+		put_lhist_number(sb, type->lhist_min + (index - 1) * type->lhist_step);
+		strbuf_puts(sb, ", ");
+		put_lhist_number(sb, type->lhist_min + index * type->lhist_step);
+		strbuf_putc(sb, ')');
+	}
+}
+
+static void put_lhist_json_bounds(struct strbuf *sb, const struct type *type, int index)
+{
+	int64_t n = lhist_bucket_count(type);
+
+	if (index == 0) {
+		strbuf_printf(sb, "\"max\": %lld, ", (long long)(type->lhist_min - 1));
+	} else if (index == n + 1) {
+		strbuf_printf(sb, "\"min\": %lld, ", (long long)type->lhist_max);
+	} else {
+		int64_t low = type->lhist_min + (index - 1) * type->lhist_step;
+		strbuf_printf(sb, "\"min\": %lld, \"max\": %lld, ", (long long)low,
+			      (long long)(low + type->lhist_step - 1));
+	}
+}
+
+static int histogram_size(const struct type *type)
+{
+	if (type->kind == TYPE_LHIST)
+		return (int)lhist_bucket_count(type) + 2;
+	return 2 + (64 << type->hist_bits);
+}
+
+static bool bucket_is_drawn(const struct type *type, int index)
+{
+	return type->kind == TYPE_LHIST || index < 2 ||
+	       hist_bucket(index, type->hist_bits).reachable;
+}
+
+/* One histogram's body: a line per bucket from the first to the last non-empty one. */
+static void put_histogram(struct strbuf *sb, const struct type *type, const uint64_t *buckets,
+			  int size, int div, bool json)
+{
+	int first = -1, last = -1;
+	uint64_t largest = 0;
+
+	for (int i = 0; i < size; i++) {
+		if (buckets[i] == 0)
+			continue;
+		if (first < 0)
+			first = i;
+		last = i;
+		if (buckets[i] > largest)
+			largest = buckets[i];
+	}
+	if (json)
+		strbuf_putc(sb, '[');
+	bool any = false;
+	for (int i = first; first >= 0 && i <= last; i++) {
+		if (!bucket_is_drawn(type, i))
+			continue;
+		uint64_t shown = divide(buckets[i], false, div);
+		if (json) {
+			if (any)
+				strbuf_puts(sb, ", ");
+			strbuf_putc(sb, '{');
+			if (type->kind == TYPE_LHIST)
+				put_lhist_json_bounds(sb, type, i);
+			else
+				put_hist_json_bounds(sb, i, type->hist_bits);
+			strbuf_printf(sb, "\"count\": %llu}", (unsigned long long)shown);
+		} else {
+			struct strbuf label;
+			char bar[PRINT_BAR_WIDTH + 1];
+			/* float, as bpftrace computes it, so bar lengths round the same way */
+			int width = (int)((float)buckets[i] / (float)largest * PRINT_BAR_WIDTH);
+
+			strbuf_init(&label);
+			if (type->kind == TYPE_LHIST)
+				put_lhist_label(&label, type, i);
+			else
+				put_hist_label(&label, i, type->hist_bits);
+			memset(bar, '@', width);
+			bar[width] = '\0';
+			strbuf_printf(sb, "%-16s%8llu |%-*s|\n", label.data, (unsigned long long)shown,
+				      PRINT_BAR_WIDTH, bar);
+			strbuf_free(&label);
+		}
+		any = true;
+	}
+	if (json)
+		strbuf_putc(sb, ']');
+}
+
+static int compare_by_key_bytes(const void *pa, const void *pb, void *arg)
+{
+	const unsigned char *const *a = pa;
+	const unsigned char *const *b = pb;
+	int c = memcmp(*a, *b, *(const int *)arg);
+
+	if (c)
+		return c < 0 ? -1 : 1;
+	/* the bucket number follows the user key */
+	uint64_t bucket_a = print_read_u64(*a + *(const int *)arg);
+	uint64_t bucket_b = print_read_u64(*b + *(const int *)arg);
+	return bucket_a < bucket_b ? -1 : bucket_a > bucket_b;
+}
+
+static void print_histograms(struct strbuf *sb, const struct map_desc *map,
+			     const struct map_snapshot *snap, int top, int div, bool json)
+{
+	const struct type *type = map->value_type;
+	int key_bytes = user_key_size(map);
+	int size = histogram_size(type);
+	const unsigned char **order = xcalloc(snap->count, sizeof(*order));
+	struct print_entry *groups = xcalloc(snap->count, sizeof(*groups));
+	int group_count = 0;
+
+	/* Group the (user key, bucket) entries by user key. */
+	for (int i = 0; i < snap->count; i++)
+		order[i] = snapshot_key(snap, i);
+	qsort_r(order, snap->count, sizeof(*order), compare_by_key_bytes, &key_bytes);
+	for (int i = 0; i < snap->count; i++) {
+		const unsigned char *key = order[i];
+		struct print_entry *group = group_count ? &groups[group_count - 1] : NULL;
+		if (!group || memcmp(group->key, key, key_bytes) != 0) {
+			group = &groups[group_count++];
+			group->key = key;
+			group->buckets = xcalloc(size, sizeof(uint64_t));
+			group->bucket_count = size;
+		}
+		int index = (int)(key - snap->keys) / (int)snap->key_size;
+		uint64_t bucket = print_read_u64(key + key_bytes);
+		uint64_t count = fold_sum(snap, snapshot_value(snap, index), 0);
+		if (bucket < (uint64_t)size) {
+			group->buckets[bucket] += count;
+			group->order += count;
+		}
+	}
+
+	struct sort_context context = {
+		.map = map,
+		.user_key_size = key_bytes,
+		.by_value = true,
+		.ties_by_bytes = true,
+	};
+	qsort_r(groups, group_count, sizeof(*groups), compare_entries, &context);
+
+	int first = first_shown(group_count, top);
+	if (json && group_count)
+		put_json_header(sb, map, "hist");
+	for (int i = first; i < group_count; i++) {
+		if (i > first)
+			strbuf_puts(sb, json ? ", " : "\n");
+		put_entry_start(sb, map, groups[i].key, json);
+		if (!json)
+			strbuf_putc(sb, '\n');
+		put_histogram(sb, type, groups[i].buckets, size, div, json);
+	}
+	if (json) {
+		if (group_count)
+			put_json_footer(sb, map);
+	} else {
+		strbuf_putc(sb, '\n');
+	}
+
+	for (int i = 0; i < group_count; i++)
+		free(groups[i].buckets);
+	free(groups);
+	free(order);
+}
+
+/* ---- entry points ---- */
+
+int print_map(const struct output *out, const struct map_desc *map, int top, int div)
+{
+	struct map_snapshot snap;
+	struct strbuf sb;
+	int err = snapshot_read(map, &snap);
+
+	if (err)
+		return err;
+	if (div <= 0)
+		div = 1;
+	strbuf_init(&sb);
+	switch (map->value_type->kind) {
+	case TYPE_HIST:
+	case TYPE_LHIST:
+		print_histograms(&sb, map, &snap, top, div, out->json);
+		break;
+	case TYPE_AVG:
+	case TYPE_STATS:
+		print_stats(&sb, map, &snap, top, div, out->json);
+		break;
+	default:
+		print_plain(&sb, map, &snap, top, div, out->json);
+		break;
+	}
+	if (sb.length)
+		fwrite(sb.data, 1, sb.length, out->file);
+	fflush(out->file);
+	strbuf_free(&sb);
+	snapshot_free(&snap);
+	return 0;
+}
+
+void print_value(const struct output *out, const struct type *type, const void *data)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	if (out->json) {
+		strbuf_puts(&sb, "{\"type\": \"value\", \"data\": ");
+		format_value(&sb, type, data, true);
+		strbuf_puts(&sb, "}\n");
+	} else {
+		format_value(&sb, type, data, false);
+		strbuf_putc(&sb, '\n');
+	}
+	fwrite(sb.data, 1, sb.length, out->file);
+	fflush(out->file);
+	strbuf_free(&sb);
+}

@@ -1,0 +1,387 @@
+/*
+ * The run: one compiled program from load to last line of output.
+ *
+ *   load maps and programs -> write the config map -> run BEGIN -> attach
+ *   -> release the -c child -> consume events until something ends the run
+ *   -> detach -> run END -> print every map -> exit code
+ *
+ * BEGIN and END are not attached anywhere: they are raw-tracepoint programs
+ * that the runtime runs itself with BPF_PROG_TEST_RUN, so BEGIN finishes
+ * (and its output is printed) before any other probe can fire, and END runs
+ * after every probe is detached. Both see the same maps as the rest.
+ *
+ * A run ends at the first of: an exit() record, SIGINT or SIGTERM, the end
+ * of the -c child, the end of the -p target, or, for a program with nothing
+ * but BEGIN and END, right after BEGIN.
+ *
+ * Everything attached is held by a file descriptor of this process (BPF
+ * links and perf events), so however sonde dies, the kernel detaches it.
+ */
+#include "runtime/load.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probes/provider.h"
+
+/* The raw-tracepoint context BEGIN and END run with: twelve zero arguments,
+ * which covers any argument the verifier let them read. */
+#define RUN_CONTEXT_ARGS 12
+#define RUN_POLL_MS 100
+
+static volatile sig_atomic_t run_stop_signal;
+
+static void run_on_stop_signal(int signal_number)
+{
+	run_stop_signal = signal_number;
+}
+
+/* SIGCHLD only has to interrupt the wait for events; the state is read
+ * with waitpid(). */
+static void run_on_child(int signal_number)
+{
+}
+
+struct run_state {
+	struct program *program;
+	const struct runtime_options *options;
+	struct output output;
+	struct event_loop *events;
+	fd_list links;
+	pid_t child_pid;        /* -c child still to reap; 0 once reaped */
+	int child_release_fd;
+	int target_pidfd;       /* -p target, when pidfd_open works; else -1 */
+	struct sigaction saved[3];
+};
+
+static void run_install_signals(struct run_state *state)
+{
+	struct sigaction action;
+
+	memset(&action, 0, sizeof(action));
+	sigemptyset(&action.sa_mask);
+	/* No SA_RESTART: the signal must cut the wait for events short. */
+	action.sa_handler = run_on_stop_signal;
+	sigaction(SIGINT, &action, &state->saved[0]);
+	sigaction(SIGTERM, &action, &state->saved[1]);
+	action.sa_handler = run_on_child;
+	action.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &action, &state->saved[2]);
+}
+
+static void run_restore_signals(struct run_state *state)
+{
+	sigaction(SIGINT, &state->saved[0], NULL);
+	sigaction(SIGTERM, &state->saved[1], NULL);
+	sigaction(SIGCHLD, &state->saved[2], NULL);
+}
+
+static void run_raise_memlock(void)
+{
+	/* Kernels before 5.11 charge BPF memory to RLIMIT_MEMLOCK; newer ones
+	 * ignore it. Failure is harmless on those, and the load error says
+	 * enough on the others. */
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+
+	setrlimit(RLIMIT_MEMLOCK, &unlimited);
+}
+
+static uint64_t run_monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int run_write_config(struct program *program)
+{
+	struct program_config config;
+	uint32_t key = 0;
+	const struct map_desc *map;
+
+	if (program->config_map_id < 0 || program->config_map_id >= program->maps.count)
+		return 0;
+	map = &program->maps.items[program->config_map_id];
+	memset(&config, 0, sizeof(config));
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
+	config.start_ns = run_monotonic_ns();
+	if (bpf_map_update_elem(map->fd, &key, &config, BPF_ANY) != 0) {
+		fprintf(stderr, "sonde: cannot write the configuration map: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Runs every program of the given role once, in program order. */
+static int run_special_probes(struct run_state *state, enum probe_role role)
+{
+	uint64_t context[RUN_CONTEXT_ARGS];
+
+	memset(context, 0, sizeof(context));
+	for (int i = 0; i < state->program->probes.count; i++) {
+		struct probe_program *probe = &state->program->probes.items[i];
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = context,
+			    .ctx_size_in = sizeof(context));
+
+		if (probe->role != role)
+			continue;
+		if (bpf_prog_test_run_opts(probe->prog_fd, &opts) != 0) {
+			fprintf(stderr, "sonde: cannot run probe %s: %s\n", probe->name,
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int run_attach(struct run_state *state)
+{
+	for (int i = 0; i < state->program->probes.count; i++) {
+		struct probe_program *probe = &state->program->probes.items[i];
+		const struct provider *provider;
+		char *error = NULL;
+
+		if (probe->role != PROBE_ROLE_NORMAL)
+			continue;
+		provider = probe->point ? probe->point->provider : NULL;
+		if (!provider || !provider->attach) {
+			fprintf(stderr, "sonde: probe %s cannot be attached\n", probe->name);
+			return -1;
+		}
+		if (provider->attach(probe->point, probe->prog_fd, &state->links, &error) < 0) {
+			if (error)
+				fprintf(stderr, "sonde: %s\n", error);
+			else
+				fprintf(stderr, "sonde: cannot attach probe %s\n", probe->name);
+			free(error);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void run_detach(struct run_state *state)
+{
+	for (int i = 0; i < state->links.count; i++)
+		close(state->links.items[i]);
+	state->links.count = 0;
+}
+
+/* Lets the -c child exec (a byte), or tells it to give up (end of file). */
+static void run_release_child(struct run_state *state, bool go)
+{
+	if (state->child_release_fd < 0)
+		return;
+	if (go) {
+		ssize_t written;
+
+		do
+			written = write(state->child_release_fd, "g", 1);
+		while (written < 0 && errno == EINTR);
+	}
+	close(state->child_release_fd);
+	state->child_release_fd = -1;
+}
+
+static bool run_child_exited(struct run_state *state)
+{
+	int status;
+
+	if (state->child_pid <= 0)
+		return false;
+	if (waitpid(state->child_pid, &status, WNOHANG) == state->child_pid) {
+		state->child_pid = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Ends a -c child that outlived the run, as bpftrace does, and reaps it. */
+static void run_end_child(struct run_state *state)
+{
+	int status;
+
+	run_release_child(state, false);
+	if (state->child_pid <= 0)
+		return;
+	if (waitpid(state->child_pid, &status, WNOHANG) == 0) {
+		kill(state->child_pid, SIGTERM);
+		while (waitpid(state->child_pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	state->child_pid = 0;
+}
+
+static void run_open_target(struct run_state *state)
+{
+	state->target_pidfd = -1;
+#ifdef SYS_pidfd_open
+	if (state->options->target_pid > 0)
+		state->target_pidfd = (int)syscall(SYS_pidfd_open, state->options->target_pid, 0);
+#endif
+}
+
+static bool run_target_gone(struct run_state *state)
+{
+	pid_t pid = state->options->target_pid;
+
+	if (pid <= 0)
+		return false;
+	if (state->target_pidfd >= 0) {
+		/* A pidfd turns readable when the process exits, zombie or not. */
+		struct pollfd pfd = { state->target_pidfd, POLLIN, 0 };
+
+		return poll(&pfd, 1, 0) > 0;
+	}
+	return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static bool run_has_normal_probes(const struct program *program)
+{
+	for (int i = 0; i < program->probes.count; i++) {
+		if (program->probes.items[i].role == PROBE_ROLE_NORMAL)
+			return true;
+	}
+	return false;
+}
+
+/* Consumes events until something ends the run. */
+static void run_wait(struct run_state *state)
+{
+	bool waits_for_process = state->options->child_pid > 0 || state->options->target_pid > 0;
+
+	if (!run_has_normal_probes(state->program) && !waits_for_process)
+		return;
+	for (;;) {
+		int handled;
+
+		if (event_loop_exit_requested(state->events, NULL) || run_stop_signal)
+			return;
+		if (run_child_exited(state) || run_target_gone(state))
+			return;
+		handled = event_loop_poll(state->events, RUN_POLL_MS);
+		if (handled < 0 && handled != -EINTR) {
+			fprintf(stderr, "sonde: reading events failed: %s\n", strerror(-handled));
+			return;
+		}
+	}
+}
+
+static int run_compare_maps(const void *a, const void *b)
+{
+	const struct map_desc *const *left = a;
+	const struct map_desc *const *right = b;
+
+	return strcmp((*left)->name, (*right)->name);
+}
+
+/* At exit bpftrace prints two newlines, then every map sorted by name. */
+static void run_print_maps(struct run_state *state)
+{
+	const struct map_desc **maps;
+	int count = 0;
+
+	if (!state->output.json)
+		fputs("\n\n", state->output.file);
+	maps = xcalloc((size_t)state->program->maps.count + 1, sizeof(*maps));
+	for (int i = 0; i < state->program->maps.count; i++) {
+		const struct map_desc *map = &state->program->maps.items[i];
+
+		if (map->role == MAP_ROLE_USER && map->fd >= 0)
+			maps[count++] = map;
+	}
+	qsort(maps, (size_t)count, sizeof(*maps), run_compare_maps);
+	for (int i = 0; i < count; i++)
+		print_map(&state->output, maps[i], 0, 0);
+	free(maps);
+	fflush(state->output.file);
+}
+
+static void run_cleanup(struct run_state *state)
+{
+	run_detach(state);
+	free(state->links.items);
+	state->links.items = NULL;
+	run_end_child(state);
+	if (state->target_pidfd >= 0)
+		close(state->target_pidfd);
+	state->target_pidfd = -1;
+	event_loop_free(state->events);
+	state->events = NULL;
+	load_close(state->program);
+	run_restore_signals(state);
+}
+
+int runtime_run(struct program *program, const struct runtime_options *options)
+{
+	struct run_state state;
+	int exit_code = 0;
+
+	memset(&state, 0, sizeof(state));
+	state.program = program;
+	state.options = options;
+	state.output.file = options->out ? options->out : stdout;
+	state.output.json = options->json;
+	state.child_pid = options->child_pid;
+	state.child_release_fd = options->child_release_fd;
+	state.target_pidfd = -1;
+	run_stop_signal = 0;
+	run_install_signals(&state);
+
+	run_raise_memlock();
+	if (load_program(program, options->verbose) < 0)
+		goto fail;
+	if (run_write_config(program) < 0)
+		goto fail;
+	if (options->dry_run) {
+		run_cleanup(&state);
+		return 0;
+	}
+	state.events = event_loop_new(program, options);
+	if (!state.events)
+		goto fail;
+	run_open_target(&state);
+
+	if (run_special_probes(&state, PROBE_ROLE_BEGIN) < 0)
+		goto fail;
+	event_loop_drain(state.events);
+	/* exit() in BEGIN: nothing else needs attaching. The banner still
+	 * appears, as bpftrace's does, for whoever waits for it. */
+	if (!event_loop_exit_requested(state.events, NULL) && run_attach(&state) < 0)
+		goto fail;
+	if (!options->quiet)
+		print_attached(&state.output, stderr, program->probes.count);
+	run_release_child(&state, true);
+
+	run_wait(&state);
+
+	/* Detach first so that END sees maps no probe is still changing; then
+	 * take what the probes left in the ring (consumed silently after
+	 * exit(), printed otherwise). */
+	run_detach(&state);
+	event_loop_drain(state.events);
+	event_loop_exit_requested(state.events, &exit_code);
+	event_loop_resume_output(state.events);
+	if (run_special_probes(&state, PROBE_ROLE_END) < 0)
+		exit_code = 1;
+	event_loop_drain(state.events);
+	event_loop_check_lost(state.events, true);
+	run_print_maps(&state);
+	run_cleanup(&state);
+	return exit_code;
+fail:
+	fflush(state.output.file);
+	run_cleanup(&state);
+	return 1;
+}

@@ -1,0 +1,846 @@
+#!/usr/bin/env python3
+"""The one test runner behind `make test`.
+
+It runs four groups of tests and prints one line per case:
+
+  unit     every binary in build/tests/ (each prints PASS/FAIL lines and a
+           closing `N passed, N failed` line, which is parsed here);
+  runtime  the declarative cases in tests/runtime/*.test (format described in
+           tests/README.md), once against build/sonde and once against the
+           sanitizer build build/asan/sonde;
+  diff     tests/diff/*.bt run under bpftrace and under sonde, whose stdout
+           must be identical; tests/diff/compat/*.bt run under sonde only and
+           compared with the `// expect:` block in the file;
+  special  tests that need more than a declarative case: SIGKILL leaves no
+           BPF program or link behind; events lost to a tiny ring buffer are
+           all accounted for.
+
+`--sonde PATH` tests another binary: with `--sonde bpftrace` the runtime cases
+not marked sonde-only check what bpftrace 0.17 itself prints, which is how the
+expected outputs were verified.
+
+The closing line is exactly `N passed, N failed, N skipped`; the exit status
+is 1 when anything failed.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(ROOT, "tests")
+TOOLS_BUILD = os.path.join(ROOT, "build", "tests", "tools")
+
+# The start signal: sonde prints "Attached N probes" on stderr; bpftrace
+# prints "Attaching N probes..." (or its JSON form) on stdout.
+BANNER_RE = re.compile(
+    r'^(Attached \d+ probes?|Attaching \d+ probes?\.\.\.'
+    r'|\{"type": ?"attached_probes".*)$')
+# Lines removed from stdout before comparing: only bpftrace's banner forms.
+STDOUT_BANNER_RE = re.compile(
+    r'^(Attaching \d+ probes?\.\.\.|\{"type": ?"attached_probes".*\})$')
+SANITIZER_RE = re.compile(
+    r'(ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:'
+    r'|SUMMARY: UndefinedBehaviorSanitizer|SUMMARY: AddressSanitizer)')
+SANITIZER_ENV = {
+    "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0",
+    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+}
+
+
+# --------------------------------------------------------------------------
+# Reporting
+
+class Report:
+    def __init__(self, verbose):
+        self.verbose = verbose
+        self.passed = 0
+        self.failed = 0
+        self.skipped = 0
+        self.failures = []
+        self.lock = threading.Lock()
+
+    def result(self, status, name, details="", count=1):
+        with self.lock:
+            if status == "PASS":
+                self.passed += count
+            elif status == "FAIL":
+                self.failed += count
+                self.failures.append((name, details))
+            else:
+                self.skipped += count
+            line = "%s %s" % (status, name)
+            if status == "SKIP" and details:
+                line += "  (%s)" % details
+            print(line, flush=True)
+            if status == "FAIL" or (self.verbose and details and status != "SKIP"):
+                for detail_line in details.rstrip("\n").split("\n"):
+                    print("    " + detail_line)
+                sys.stdout.flush()
+
+    def summary(self):
+        if self.failures:
+            print("\nFailed cases:")
+            for name, _ in self.failures:
+                print("  " + name)
+        print("%d passed, %d failed, %d skipped"
+              % (self.passed, self.failed, self.skipped), flush=True)
+
+
+def indent(text, prefix="      "):
+    if not text:
+        return prefix + "(empty)"
+    lines = text.rstrip("\n").split("\n")
+    if len(lines) > 60:
+        lines = lines[:60] + ["... (%d more lines)" % (len(lines) - 60)]
+    return "\n".join(prefix + line for line in lines)
+
+
+# --------------------------------------------------------------------------
+# Running a tracer process
+
+class Process:
+    """A tracer run: collects stdout/stderr lines in threads and notices the
+    start banner on either stream."""
+
+    def __init__(self, argv, env=None, stdin_text=None, cwd=None):
+        self.argv = argv
+        self.stdout_lines = []
+        self.stderr_lines = []
+        self.attached = threading.Event()
+        self.proc = subprocess.Popen(
+            argv, env=env, cwd=cwd,
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
+        self.readers = [
+            threading.Thread(target=self._read, args=(self.proc.stdout, self.stdout_lines)),
+            threading.Thread(target=self._read, args=(self.proc.stderr, self.stderr_lines)),
+        ]
+        for reader in self.readers:
+            reader.daemon = True
+            reader.start()
+        if stdin_text is not None:
+            try:
+                self.proc.stdin.write(stdin_text.encode())
+                self.proc.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def _read(self, stream, lines):
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            lines.append(line)
+            if BANNER_RE.match(line.rstrip("\n")):
+                self.attached.set()
+        stream.close()
+
+    def wait(self, timeout):
+        """Waits for exit; kills the whole process group on timeout.
+        Returns (exit code, timed out)."""
+        timed_out = False
+        try:
+            self.proc.wait(timeout=max(timeout, 0.01))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            self.kill()
+            self.proc.wait()
+        for reader in self.readers:
+            reader.join(timeout=5)
+        return self.proc.returncode, timed_out
+
+    def kill(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def interrupt(self):
+        try:
+            self.proc.send_signal(signal.SIGINT)
+        except ProcessLookupError:
+            pass
+
+    def stdout(self):
+        return "".join(self.stdout_lines)
+
+    def stderr(self):
+        return "".join(self.stderr_lines)
+
+
+def is_bpftrace(path):
+    return "bpftrace" in os.path.basename(path)
+
+
+def strip_banner(text):
+    """Removes the first bpftrace banner line from stdout text."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if STDOUT_BANNER_RE.match(line):
+            del lines[i]
+            break
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# Unit tests
+
+SUMMARY_RE = re.compile(r'^\s*(\d+) passed, (\d+) failed')
+
+
+def run_unit(report, args):
+    binaries = sorted(
+        path for path in glob.glob(os.path.join(ROOT, "build", "tests", "*"))
+        if os.path.isfile(path) and os.access(path, os.X_OK))
+    if not binaries:
+        report.result("SKIP", "unit: no binaries in build/tests/", "run make first")
+        return
+    for path in binaries:
+        name = "unit/" + os.path.basename(path)
+        if args.filter and args.filter not in name:
+            continue
+        try:
+            proc = subprocess.run([path], capture_output=True, timeout=120, cwd=ROOT)
+            out = proc.stdout.decode("utf-8", "replace")
+            err = proc.stderr.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            report.result("FAIL", name, "timed out after 120 s")
+            continue
+        passed = failed = None
+        for line in out.split("\n"):
+            match = SUMMARY_RE.match(line)
+            if match:
+                passed, failed = int(match.group(1)), int(match.group(2))
+        if passed is None:
+            report.result("FAIL", name, "no `N passed, N failed` line; exit %d\n%s\n%s"
+                          % (proc.returncode, indent(out), indent(err)))
+            continue
+        failing = [line for line in out.split("\n") if line.startswith("FAIL")]
+        if failed or proc.returncode != 0:
+            report.result("FAIL", name + " (%d passed, %d failed, exit %d)"
+                          % (passed, failed, proc.returncode),
+                          "\n".join(failing) + "\n" + indent(err), count=max(failed, 1))
+            if passed:
+                with report.lock:
+                    report.passed += passed
+        else:
+            report.result("PASS", name + " (%d passed)" % passed, count=passed)
+
+
+# --------------------------------------------------------------------------
+# Runtime cases: parsing
+
+LIST_KEYS = ("env", "needs")
+BLOCK_KEYS = ("prog", "script", "stdin", "stdout", "stderr")
+SCALAR_KEYS = ("prog", "script", "args", "opts", "posargs", "run", "target", "start",
+               "stop", "match", "exit", "timeout", "flags", "output", "stdin")
+
+
+class Case:
+    def __init__(self, name, path, line):
+        self.name = name
+        self.path = path
+        self.line = line
+        self.fields = {}
+        self.env = []
+        self.needs = []
+        self.stdout = []   # list of (kind, text): kind in "|~!"
+        self.stderr = []
+
+    @property
+    def flags(self):
+        return self.fields.get("flags", "").split()
+
+    def field(self, key, default=None):
+        return self.fields.get(key, default)
+
+
+class CaseFileError(Exception):
+    pass
+
+
+def parse_case_file(path):
+    cases = []
+    case = None
+    block = None  # (key, list) while reading | ~ ! lines
+    with open(path) as f:
+        lines = f.read().split("\n")
+    for number, line in enumerate(lines, 1):
+        where = "%s:%d" % (os.path.relpath(path, ROOT), number)
+        if block is not None and line[:1] in ("|", "~", "!"):
+            kind, text = line[0], line[1:]
+            if text.startswith(" "):
+                text = text[1:]
+            if block[0] not in ("stdout", "stderr") and kind != "|":
+                raise CaseFileError(where + ": only `|` lines belong in a " + block[0] + " block")
+            block[1].append((kind, text))
+            continue
+        if block is not None:
+            finish_block(case, block)
+            block = None
+        if line.startswith("=== "):
+            case = Case(line[4:].strip(), path, number)
+            cases.append(case)
+            continue
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = re.match(r'^([a-z-]+):\s?(.*)$', line)
+        if not match or case is None:
+            raise CaseFileError(where + ": cannot parse line: " + line)
+        key, value = match.group(1), match.group(2)
+        if key in LIST_KEYS:
+            getattr(case, key).append(value.strip())
+        elif key in BLOCK_KEYS and value.strip() == "":
+            block = (key, [])
+        elif key in ("stdout", "stderr"):
+            raise CaseFileError(where + ": " + key + " takes a block of | ~ ! lines")
+        elif key in SCALAR_KEYS:
+            if key in case.fields:
+                raise CaseFileError(where + ": " + key + " given twice")
+            case.fields[key] = value
+        else:
+            raise CaseFileError(where + ": unknown key " + key)
+    if block is not None:
+        finish_block(case, block)
+    for c in cases:
+        if "prog" not in c.fields and "script" not in c.fields and "args" not in c.fields:
+            raise CaseFileError("%s:%d: case %s has no prog, script or args"
+                                % (os.path.relpath(path, ROOT), c.line, c.name))
+    return cases
+
+
+def finish_block(case, block):
+    key, items = block
+    if key in ("stdout", "stderr"):
+        getattr(case, key).extend(items)
+    else:
+        case.fields[key] = "\n".join(text for _, text in items) + "\n"
+
+
+def load_cases(report):
+    cases = []
+    for path in sorted(glob.glob(os.path.join(TESTS, "runtime", "*.test"))):
+        try:
+            cases.extend(parse_case_file(path))
+        except CaseFileError as error:
+            report.result("FAIL", "runtime: parse " + os.path.basename(path), str(error))
+    names = {}
+    for case in cases:
+        if case.name in names:
+            report.result("FAIL", "runtime: duplicate case name " + case.name,
+                          "in %s and %s" % (names[case.name], case.path))
+        names[case.name] = case.path
+    return cases
+
+
+# --------------------------------------------------------------------------
+# Runtime cases: running
+
+def unmet_need(need, testing_bpftrace):
+    """Returns a reason to skip, or None."""
+    parts = need.split(None, 1)
+    what = parts[0]
+    arg = parts[1] if len(parts) > 1 else ""
+    if what.startswith("tracepoint:"):
+        _, category, event = what.split(":")
+        if not os.path.isdir("/sys/kernel/tracing/events/%s/%s" % (category, event)):
+            return "no tracepoint " + what
+    elif what == "cmd":
+        if shutil.which(arg) is None:
+            return "no command " + arg
+    elif what == "file":
+        if not os.path.exists(arg):
+            return "no file " + arg
+    elif what == "bpftrace":
+        if shutil.which("bpftrace") is None:
+            return "bpftrace not installed"
+    else:
+        return "unknown need " + need
+    return None
+
+
+def substitute(text, values):
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def match_lines(expected, actual_text, exact, values):
+    """Checks lines against (kind, text) expectations. Returns an error
+    string or None."""
+    lines = actual_text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    wanted = [(k, substitute(t, values) if k != "|" else t) for k, t in expected if k != "!"]
+    for kind, text in expected:
+        if kind == "!":
+            pattern = re.compile(substitute(text, values))
+            for line in lines:
+                if pattern.search(line):
+                    return "line matches forbidden /%s/: %r" % (text, line)
+    if exact:
+        if len(lines) != len(wanted):
+            return "expected %d lines, got %d" % (len(wanted), len(lines))
+        for i, ((kind, text), line) in enumerate(zip(wanted, lines), 1):
+            if kind == "|" and line != text:
+                return "line %d: expected %r, got %r" % (i, text, line)
+            if kind == "~" and not re.fullmatch(text, line):
+                return "line %d: expected /%s/, got %r" % (i, text, line)
+        return None
+    position = 0
+    for kind, text in wanted:
+        pattern = re.compile(text) if kind == "~" else None
+        while position < len(lines):
+            line = lines[position]
+            position += 1
+            if (kind == "|" and line == text) or (pattern and pattern.search(line)):
+                break
+        else:
+            return "missing (in order) %s %s" % (kind, text)
+    return None
+
+
+def expectations_text(expected):
+    return "\n".join("%s %s" % (kind, text) for kind, text in expected)
+
+
+def run_case(case, sonde, label, sanitized, testing_bpftrace):
+    """Runs one case; returns (status, details)."""
+    for need in case.needs:
+        reason = unmet_need(need, testing_bpftrace)
+        if reason:
+            return "SKIP", reason
+    if testing_bpftrace and "sonde-only" in case.flags:
+        return "SKIP", "sonde-only"
+    if not testing_bpftrace and "bpftrace-only" in case.flags:
+        return "SKIP", "bpftrace-only"
+    if not os.path.exists(sonde) and shutil.which(sonde) is None:
+        return "FAIL", "no binary " + sonde
+
+    tmp = tempfile.mkdtemp(prefix="sonde-test-")
+    target = None
+    try:
+        sonde_abs = os.path.abspath(sonde) if os.path.exists(sonde) else shutil.which(sonde)
+        values = {"tmp": tmp, "root": ROOT, "tools": TOOLS_BUILD, "sonde": sonde_abs}
+        if case.field("target"):
+            target = subprocess.Popen(["sh", "-c", substitute(case.field("target"), values)],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+            values["target_pid"] = str(target.pid)
+        script_path = os.path.join(tmp, "script.bt")
+        if case.field("script") is not None:
+            with open(script_path, "w") as f:
+                f.write(substitute(case.field("script"), {"sonde": sonde_abs}))
+            os.chmod(script_path, 0o755)
+        values["script"] = script_path
+
+        def words(key):
+            return [substitute(w, values) for w in shlex.split(case.field(key, ""))]
+
+        if case.field("args") is not None:
+            argv = []
+            for word in words("args"):
+                argv.append(case.field("prog", "").rstrip("\n") if word == "{prog}" else word)
+        else:
+            argv = words("opts")
+            if case.field("prog") is not None:
+                argv += ["-e", case.field("prog").rstrip("\n")]
+            elif case.field("script") is not None:
+                argv.append(script_path)
+            argv += words("posargs")
+        # The one placeholder allowed inside program text.
+        argv = [a.replace("{target_pid}", values.get("target_pid", "{target_pid}"))
+                for a in argv]
+        if "direct" in case.flags:
+            argv = [script_path] + argv
+        else:
+            argv = [sonde_abs] + argv
+
+        env = dict(os.environ)
+        if sanitized:
+            env.update(SANITIZER_ENV)
+        for assignment in case.env:
+            key, _, value = assignment.partition("=")
+            env[key.strip()] = substitute(value, values)
+
+        timeout = float(case.field("timeout", "10"))
+        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        proc = Process(argv, env=env, stdin_text=case.field("stdin"), cwd=tmp)
+        generator_error = None
+        run_cmd = case.field("run")
+        stop = case.field("stop")
+        if run_cmd is not None or stop is not None:
+            start_mode = case.field("start", "banner")
+            if start_mode == "banner":
+                if proc.attached.wait(timeout=max(deadline - time.monotonic(), 0)):
+                    # bpftrace prints its banner before it attaches.
+                    if testing_bpftrace:
+                        time.sleep(1.0)
+            else:
+                time.sleep(float(start_mode))
+            if proc.proc.poll() is None and run_cmd is not None:
+                try:
+                    gen = subprocess.run(["sh", "-c", substitute(run_cmd, values)], cwd=tmp,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         timeout=max(deadline - time.monotonic(), 0.1))
+                    if gen.returncode != 0:
+                        generator_error = "generator exited %d: %s" % (
+                            gen.returncode, gen.stderr.decode("utf-8", "replace").strip())
+                except subprocess.TimeoutExpired:
+                    generator_error = "generator timed out"
+            if stop is not None and proc.proc.poll() is None:
+                time.sleep(float(stop))
+                proc.interrupt()
+        code, timed_out = proc.wait(deadline - time.monotonic())
+        elapsed = time.monotonic() - start
+        stdout = proc.stdout()
+        stderr = proc.stderr()
+        if case.field("output") is not None:
+            try:
+                with open(substitute(case.field("output"), values)) as f:
+                    stdout = f.read()
+            except OSError as error:
+                stdout = "(cannot read output file: %s)" % error
+        stdout = strip_banner(stdout)
+
+        problems = []
+        if timed_out:
+            problems.append("timed out after %.1f s (killed)" % timeout)
+        if generator_error:
+            problems.append(generator_error)
+        expected_exit = case.field("exit", "0").strip()
+        if not timed_out and expected_exit != "any" and code != int(expected_exit):
+            problems.append("exit code %d, expected %s" % (code, expected_exit))
+        exact = case.field("match", "contains").strip() == "exact"
+        error = match_lines(case.stdout, stdout, exact, values)
+        if error:
+            problems.append("stdout: " + error)
+        error = match_lines(case.stderr, stderr, False, values)
+        if error:
+            problems.append("stderr: " + error)
+        if sanitized and SANITIZER_RE.search(stderr):
+            problems.append("sanitizer report in stderr")
+        if not problems:
+            return "PASS", "%.2f s" % elapsed
+        details = ["file: %s:%d" % (os.path.relpath(case.path, ROOT), case.line),
+                   "command: " + " ".join(shlex.quote(a) for a in argv)]
+        if run_cmd:
+            details.append("generator: " + substitute(run_cmd, values))
+        details += ["problem: " + p for p in problems]
+        if case.stdout:
+            details.append("expected stdout (%s):\n%s"
+                           % ("exact" if exact else "contains, in order",
+                              indent(expectations_text(case.stdout))))
+        details.append("actual stdout:\n" + indent(stdout))
+        if case.stderr:
+            details.append("expected stderr:\n" + indent(expectations_text(case.stderr)))
+        details.append("actual stderr:\n" + indent(stderr))
+        return "FAIL", "\n".join(details)
+    finally:
+        if target is not None:
+            try:
+                os.killpg(target.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            target.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_parallel(jobs, items, work):
+    """Runs work(item) for each item: items flagged serial one at a time after
+    the rest, which share `jobs` workers."""
+    parallel = [item for item in items if not item[1]]
+    serial = [item for item in items if item[1]]
+    if parallel:
+        with ThreadPoolExecutor(max_workers=max(jobs, 1)) as pool:
+            list(pool.map(lambda item: work(item[0]), parallel))
+    for item in serial:
+        work(item[0])
+
+
+def run_runtime(report, args, binaries, testing_bpftrace):
+    cases = load_cases(report)
+    for source in sorted(glob.glob(os.path.join(TESTS, "tools", "*.c"))):
+        try:
+            build_tool(os.path.basename(source)[:-2])
+        except (subprocess.CalledProcessError, OSError) as error:
+            report.result("FAIL", "runtime: build " + source, str(error))
+    if args.filter:
+        cases = [c for c in cases if args.filter in c.name]
+    for binary, label, sanitized in binaries:
+        def work(case, binary=binary, label=label, sanitized=sanitized):
+            try:
+                status, details = run_case(case, binary, label, sanitized, testing_bpftrace)
+            except Exception as error:  # a runner bug must not hide other cases
+                status, details = "FAIL", "runner error: %r" % error
+            report.result(status, "runtime[%s] %s" % (label, case.name), details)
+        run_parallel(args.jobs, [(c, "serial" in c.flags) for c in cases], work)
+
+
+# --------------------------------------------------------------------------
+# Differential tests
+
+def header_value(text, key):
+    match = re.search(r'^// %s:(.*)$' % key, text, re.M)
+    return match.group(1).strip() if match else None
+
+
+def expect_block(text):
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() == "// expect:":
+            out = []
+            for follow in lines[i + 1:]:
+                if follow == "//":
+                    out.append("")
+                elif follow.startswith("// "):
+                    out.append(follow[3:])
+                else:
+                    break
+            return "\n".join(out) + "\n"
+    return None
+
+
+def run_tracer(binary, argv_tail, timeout, sanitized=False):
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    proc = Process([binary] + argv_tail, env=env, cwd=ROOT)
+    code, timed_out = proc.wait(timeout)
+    return code, timed_out, strip_banner(proc.stdout()), proc.stderr()
+
+
+def run_diff(report, args, sonde, testing_bpftrace):
+    programs = sorted(glob.glob(os.path.join(TESTS, "diff", "*.bt")))
+    compat = sorted(glob.glob(os.path.join(TESTS, "diff", "compat", "*.bt")))
+    bpftrace = shutil.which("bpftrace")
+    items = []
+    for path in programs + compat:
+        name = "diff/" + os.path.relpath(path, os.path.join(TESTS, "diff"))
+        if args.filter and args.filter not in name:
+            continue
+        items.append(((path, name, path in compat), False))
+
+    def work(item):
+        path, name, is_compat = item
+        with open(path) as f:
+            text = f.read()
+        extra = shlex.split(header_value(text, "args") or "")
+        timeout = float(header_value(text, "timeout") or "10")
+        try:
+            if is_compat:
+                if testing_bpftrace:
+                    report.result("SKIP", name, "compat: bpftrace 0.17 prints this wrongly")
+                    return
+                expected = expect_block(text)
+                if expected is None:
+                    report.result("FAIL", name, "no // expect: block")
+                    return
+                expected_code = 0
+            else:
+                if bpftrace is None:
+                    report.result("SKIP", name, "bpftrace not installed")
+                    return
+                expected_code, expected_timeout, expected, expected_err = run_tracer(
+                    bpftrace, extra + [path], timeout)
+                if expected_timeout:
+                    report.result("FAIL", name, "bpftrace itself timed out\n" + indent(expected_err))
+                    return
+            code, timed_out, actual, stderr = run_tracer(sonde, extra + [path], timeout)
+        except Exception as error:
+            report.result("FAIL", name, "runner error: %r" % error)
+            return
+        problems = []
+        if timed_out:
+            problems.append("timed out after %.1f s (killed)" % timeout)
+        elif code != expected_code:
+            problems.append("exit code %d, expected %d" % (code, expected_code))
+        if actual != expected:
+            problems.append("stdout differs")
+        if not problems:
+            report.result("PASS", name)
+            return
+        details = ["command: %s %s" % (sonde, " ".join(shlex.quote(a) for a in extra + [path]))]
+        details += ["problem: " + p for p in problems]
+        if actual != expected:
+            import difflib
+            diff = difflib.unified_diff(expected.split("\n"), actual.split("\n"),
+                                        "expected" if is_compat else "bpftrace", "sonde",
+                                        lineterm="")
+            details.append("diff:\n" + indent("\n".join(diff)))
+        details.append("stderr:\n" + indent(stderr))
+        report.result("FAIL", name, "\n".join(details))
+
+    run_parallel(args.jobs, items, work)
+
+
+# --------------------------------------------------------------------------
+# Special tests
+
+def bpftool_json(kind):
+    proc = subprocess.run(["bpftool", "-j", kind, "show"], capture_output=True, timeout=30)
+    if proc.returncode != 0:
+        raise RuntimeError("bpftool %s show failed: %s"
+                           % (kind, proc.stderr.decode("utf-8", "replace")))
+    text = proc.stdout.decode("utf-8", "replace").strip()
+    return json.loads(text) if text else []
+
+
+def special_kill(sonde, testing_bpftrace):
+    """SIGKILL after attaching leaves no program or link behind."""
+    if shutil.which("bpftool") is None:
+        return "SKIP", "bpftool not installed"
+    events = ["sys_enter_getpid", "sys_enter_getppid", "sys_enter_getuid", "sys_enter_geteuid",
+              "sys_enter_getgid", "sys_enter_getegid", "sys_enter_gettid", "sys_enter_getpgrp",
+              "sys_enter_sched_yield", "sys_enter_umask", "sys_enter_sync", "sys_enter_getcwd",
+              "sys_enter_getrusage", "sys_enter_times", "sys_enter_uname", "sys_enter_sysinfo",
+              "sys_enter_getpriority", "sys_enter_getsid", "sys_enter_getpgid", "sys_enter_alarm"]
+    events = [e for e in events if os.path.isdir("/sys/kernel/tracing/events/syscalls/" + e)]
+    program = " ".join("tracepoint:syscalls:%s { @[%d] = count(); }" % (e, i)
+                       for i, e in enumerate(events))
+    before_progs = {p["id"] for p in bpftool_json("prog")}
+    before_links = {l["id"] for l in bpftool_json("link")}
+    proc = Process([sonde, "-e", program])
+    if not proc.attached.wait(timeout=20):
+        proc.kill()
+        proc.wait(5)
+        return "FAIL", "no start banner within 20 s\nstderr:\n" + indent(proc.stderr())
+    time.sleep(1.5 if testing_bpftrace else 0.2)
+    progs = [p for p in bpftool_json("prog") if p["id"] not in before_progs]
+    if not testing_bpftrace:
+        progs = [p for p in progs if p.get("name", "").startswith("sonde_")]
+    prog_ids = {p["id"] for p in progs}
+    links = [l for l in bpftool_json("link")
+             if l["id"] not in before_links and l.get("prog_id") in prog_ids]
+    link_ids = {l["id"] for l in links}
+    if len(progs) < len(events):
+        proc.kill()
+        proc.wait(5)
+        return "FAIL", ("expected at least %d programs named sonde_*, found %d: %s"
+                        % (len(events), len(progs), sorted(p.get("name", "") for p in progs)))
+    os.kill(proc.proc.pid, signal.SIGKILL)
+    proc.wait(10)
+    # The kernel frees programs after an RCU grace period: poll briefly.
+    for _ in range(50):
+        left_progs = prog_ids & {p["id"] for p in bpftool_json("prog")}
+        left_links = link_ids & {l["id"] for l in bpftool_json("link")}
+        if not left_progs and not left_links:
+            return "PASS", "%d programs, %d links gone" % (len(prog_ids), len(link_ids))
+        time.sleep(0.1)
+    return "FAIL", ("after SIGKILL still loaded: programs %s, links %s"
+                    % (sorted(left_progs), sorted(left_links)))
+
+
+def build_tool(name):
+    source = os.path.join(TESTS, "tools", name + ".c")
+    binary = os.path.join(TOOLS_BUILD, name)
+    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
+        return binary
+    os.makedirs(TOOLS_BUILD, exist_ok=True)
+    subprocess.run(["cc", "-O2", "-Wall", "-o", binary, source], check=True)
+    return binary
+
+
+def special_lost(sonde, testing_bpftrace, sanitized):
+    """Every getppid call is either printed or counted as lost."""
+    if testing_bpftrace:
+        return "SKIP", "SONDE_RINGBUF_SIZE is sonde's"
+    calls = 20000
+    generator = build_tool("getppid_loop")
+    program = ('tracepoint:syscalls:sys_enter_getppid /comm == "getppid_loop"/ '
+               '{ printf("%d %s\\n", pid, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"); }')
+    env = dict(os.environ, SONDE_RINGBUF_SIZE="4096")
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    proc = Process([sonde, "-e", program], env=env)
+    if not proc.attached.wait(timeout=20):
+        proc.kill()
+        proc.wait(5)
+        return "FAIL", "no start banner within 20 s\nstderr:\n" + indent(proc.stderr())
+    subprocess.run([generator, str(calls)], check=True, timeout=60)
+    time.sleep(1.0)
+    proc.interrupt()
+    code, timed_out = proc.wait(15)
+    printed = sum(1 for line in proc.stdout_lines
+                  if re.fullmatch(r'\d+ x{40}\n', line))
+    lost = [int(n) for n in re.findall(r'Lost (\d+) events', proc.stderr())]
+    details = "calls %d, printed %d, lost reports %s, exit %d" % (calls, printed, lost, code)
+    if timed_out:
+        return "FAIL", "did not exit after SIGINT; " + details
+    if sanitized and SANITIZER_RE.search(proc.stderr()):
+        return "FAIL", "sanitizer report\n" + indent(proc.stderr())
+    if not lost:
+        return "FAIL", "no `Lost N events` reported with a 4096-byte ring buffer; " + details
+    # Either each report is an increment (they add up), or the last is the total.
+    if printed + sum(lost) == calls or printed + lost[-1] == calls:
+        return "PASS", details
+    return "FAIL", details
+
+
+def run_special(report, args, binaries, testing_bpftrace):
+    tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
+             ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s))]
+    for binary, label, sanitized in binaries:
+        for name, test in tests:
+            full = "%s[%s]" % (name, label)
+            if args.filter and args.filter not in full:
+                continue
+            try:
+                status, details = test(binary, sanitized)
+            except Exception as error:
+                status, details = "FAIL", "runner error: %r" % error
+            report.result(status, full, details)
+
+
+# --------------------------------------------------------------------------
+
+def main():
+    parser = argparse.ArgumentParser(description="Run sonde's tests.")
+    parser.add_argument("--only", choices=["unit", "runtime", "diff", "special"])
+    parser.add_argument("--filter", help="run only cases whose name contains SUBSTR")
+    parser.add_argument("--sonde", help="binary to test (default: build/sonde, then "
+                        "build/asan/sonde for runtime and special tests)")
+    parser.add_argument("--jobs", type=int, default=2, help="cases run in parallel")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+
+    report = Report(args.verbose)
+    if args.sonde:
+        sonde = args.sonde
+        testing_bpftrace = is_bpftrace(sonde)
+        binaries = [(sonde, os.path.basename(sonde), False)]
+    else:
+        sonde = os.path.join(ROOT, "build", "sonde")
+        testing_bpftrace = False
+        binaries = [(sonde, "sonde", False),
+                    (os.path.join(ROOT, "build", "asan", "sonde"), "asan", True)]
+    if os.geteuid() != 0 and args.only != "unit":
+        print("note: not root; runtime, diff and special tests need root", flush=True)
+
+    groups = [args.only] if args.only else ["unit", "runtime", "diff", "special"]
+    if "unit" in groups and not args.sonde:
+        run_unit(report, args)
+    if "runtime" in groups:
+        run_runtime(report, args, binaries, testing_bpftrace)
+    if "diff" in groups:
+        run_diff(report, args, sonde, testing_bpftrace)
+    if "special" in groups:
+        run_special(report, args, binaries, testing_bpftrace)
+    report.summary()
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
