@@ -21,6 +21,7 @@ void program_free(struct program *program)
 		free(probe->name);
 		free(probe->insns);
 		free(probe->insn_locs);
+		free(probe->function_starts);
 	}
 	free(program->probes.items);
 	program->maps.items = NULL;

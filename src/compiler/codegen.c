@@ -72,14 +72,6 @@ static void copy_memory(struct codegen *gen, int dst_base, int dst_offset, int s
 	}
 }
 
-static int stack_address(struct codegen *gen, int offset)
-{
-	int reg = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, reg, BPF_REG_10);
-	ir_alu_imm(&gen->fn, BPF_ADD, reg, offset);
-	return reg;
-}
-
 /* Loads `size` bytes at base+off into a register, sign-extending if asked. */
 static int load_int(struct codegen *gen, int base, int offset, int size, bool is_signed)
 {
@@ -160,22 +152,45 @@ static int value_to_reg(struct codegen *gen, struct value value)
 
 /* ---- helper calls ---- */
 
-/* Moves up to five argument registers into r1-r5, calls, returns r0 in a vreg. */
-static int call_helper(struct codegen *gen, int helper, const int *args, int count)
+/* A helper argument, materialised straight into r1-r5 right before the call
+ * so no virtual register is spent on constants, stack addresses or maps. */
+enum helper_arg_kind { HELPER_ARG_REG, HELPER_ARG_IMM, HELPER_ARG_STACK, HELPER_ARG_MAP };
+
+struct helper_arg {
+	enum helper_arg_kind kind;
+	int64_t value;
+};
+
+#define ARG_REG(r) ((struct helper_arg){ HELPER_ARG_REG, (r) })
+#define ARG_IMM(v) ((struct helper_arg){ HELPER_ARG_IMM, (v) })
+#define ARG_STACK(o) ((struct helper_arg){ HELPER_ARG_STACK, (o) })
+#define ARG_MAP(id) ((struct helper_arg){ HELPER_ARG_MAP, (id) })
+
+/* Sets up r1-r5, calls, and returns r0 copied into a fresh virtual register. */
+static int call_helper(struct codegen *gen, int helper, const struct helper_arg *args, int count)
 {
-	for (int i = 0; i < count; i++)
-		ir_mov(&gen->fn, BPF_REG_1 + i, args[i]);
+	for (int i = 0; i < count; i++) {
+		int reg = BPF_REG_1 + i;
+		switch (args[i].kind) {
+		case HELPER_ARG_REG:
+			ir_mov(&gen->fn, reg, (int)args[i].value);
+			break;
+		case HELPER_ARG_IMM:
+			ir_mov_imm(&gen->fn, reg, args[i].value);
+			break;
+		case HELPER_ARG_STACK:
+			ir_mov(&gen->fn, reg, BPF_REG_10);
+			ir_alu_imm(&gen->fn, BPF_ADD, reg, (int32_t)args[i].value);
+			break;
+		case HELPER_ARG_MAP:
+			ir_ld_map(&gen->fn, reg, (int)args[i].value);
+			break;
+		}
+	}
 	ir_call(&gen->fn, helper);
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, BPF_REG_0);
 	return result;
-}
-
-static int map_pointer(struct codegen *gen, int map_id)
-{
-	int reg = ir_new_vreg(&gen->fn);
-	ir_ld_map(&gen->fn, reg, map_id);
-	return reg;
 }
 
 static int const_reg(struct codegen *gen, int64_t value)
@@ -187,14 +202,14 @@ static int const_reg(struct codegen *gen, int64_t value)
 
 static int map_lookup(struct codegen *gen, int map_id, int key_offset)
 {
-	int args[2] = { map_pointer(gen, map_id), stack_address(gen, key_offset) };
+	struct helper_arg args[2] = { ARG_MAP(map_id), ARG_STACK(key_offset) };
 	return call_helper(gen, BPF_FUNC_map_lookup_elem, args, 2);
 }
 
 static void map_update(struct codegen *gen, int map_id, int key_offset, int value_offset)
 {
-	int args[4] = { map_pointer(gen, map_id), stack_address(gen, key_offset),
-			stack_address(gen, value_offset), const_reg(gen, BPF_ANY) };
+	struct helper_arg args[4] = { ARG_MAP(map_id), ARG_STACK(key_offset), ARG_STACK(value_offset),
+				      ARG_IMM(BPF_ANY) };
 	call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
 }
 
@@ -255,8 +270,8 @@ static const struct event_desc *event_of(struct codegen *gen, struct node *call)
 /* Sends a record prepared at record_offset; counts it as lost on failure. */
 static void send_record(struct codegen *gen, int record_offset, int size)
 {
-	int args[4] = { map_pointer(gen, gen->program->ringbuf_map_id),
-			stack_address(gen, record_offset), const_reg(gen, size), const_reg(gen, 0) };
+	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), ARG_STACK(record_offset),
+				      ARG_IMM(size), ARG_IMM(0) };
 	int result = call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
 	int sent = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
@@ -372,7 +387,7 @@ static struct value gen_builtin(struct codegen *gen, struct node *node)
 	if (strcmp(name, "comm") == 0) {
 		int offset = stack_alloc(gen, 16);
 		zero_stack(gen, offset, 16);
-		int args[2] = { stack_address(gen, offset), const_reg(gen, 16) };
+		struct helper_arg args[2] = { ARG_STACK(offset), ARG_IMM(16) };
 		call_helper(gen, BPF_FUNC_get_current_comm, args, 2);
 		return value_stack(offset, type);
 	}
@@ -389,7 +404,7 @@ static struct value gen_read_kernel_string(struct codegen *gen, int address_reg,
 {
 	int offset = stack_alloc(gen, size);
 	zero_stack(gen, offset, size);
-	int args[3] = { stack_address(gen, offset), const_reg(gen, size), address_reg };
+	struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(address_reg) };
 	call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str,
 		    args, 3);
 	return value_stack(offset, type);
@@ -422,7 +437,7 @@ static struct value gen_field(struct codegen *gen, struct node *node)
 		int source = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, source, gen->ctx_reg);
 		ir_alu_imm(&gen->fn, BPF_ADD, source, field->offset);
-		int args[3] = { stack_address(gen, offset), const_reg(gen, type->size), source };
+		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(source) };
 		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
 		return value_stack(offset, type);
 	}
@@ -592,7 +607,7 @@ static struct value gen_unary(struct codegen *gen, struct node *node)
 		int offset = stack_alloc(gen, 8);
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
 		bool is_user = node->lhs->type->kind == TYPE_POINTER && node->lhs->type->is_user_pointer;
-		int args[3] = { stack_address(gen, offset), const_reg(gen, size), operand };
+		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(operand) };
 		call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
 		return value_reg(load_int(gen, BPF_REG_10, offset, size,
 					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
@@ -610,12 +625,29 @@ static struct var_info *var_of(struct codegen *gen, struct node *var)
 	return &gen->probe->vars.items[var->var_id];
 }
 
+/* Base register and offset of a scratch variable's slot. */
+static int var_address(struct codegen *gen, const struct var_info *var, int *offset)
+{
+	if (!gen->in_callback || var->loop_local) {
+		*offset = var->stack_offset;
+		return BPF_REG_10;
+	}
+	*offset = var->stack_offset - gen->outer_vars_base;
+	return gen->outer_vars_reg;
+}
+
 static struct value read_var(struct codegen *gen, struct node *node)
 {
 	struct var_info *var = var_of(gen, node);
+	int offset;
+	int base = var_address(gen, var, &offset);
 	if (var->type->kind == TYPE_INT || var->type->kind == TYPE_POINTER)
-		return value_reg(load_int(gen, BPF_REG_10, var->stack_offset, 8, false), var->type);
-	return value_stack(var->stack_offset, var->type);
+		return value_reg(load_int(gen, base, offset, 8, false), var->type);
+	if (base == BPF_REG_10)
+		return value_stack(offset, var->type);
+	int local = stack_alloc(gen, var->type->size);
+	copy_memory(gen, BPF_REG_10, local, base, offset, var->type->size);
+	return value_stack(local, var->type);
 }
 
 static struct value read_map(struct codegen *gen, struct node *node)
@@ -679,11 +711,13 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 		return value_reg(node->is_prefix ? updated : old, node->type);
 	}
 	struct var_info *var = var_of(gen, node->lhs);
-	int value = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+	int offset;
+	int base = var_address(gen, var, &offset);
+	int value = load_int(gen, base, offset, 8, false);
 	int old = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, old, value);
 	ir_alu(&gen->fn, op == OP_ADD ? BPF_ADD : BPF_SUB, value, one);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, value);
+	ir_store(&gen->fn, 8, base, (int16_t)offset, value);
 	return value_reg(node->is_prefix ? value : old, node->type);
 }
 
@@ -807,17 +841,19 @@ static void gen_assign(struct codegen *gen, struct node *node)
 		struct var_info *var = var_of(gen, target);
 		if (!node->rhs)
 			return;
+		int offset;
+		int base = var_address(gen, var, &offset);
 		if (node->op != OP_ASSIGN) {
-			int current = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+			int current = load_int(gen, base, offset, 8, false);
 			int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
 			gen_arithmetic(gen, node->op, current, delta, var->type);
-			ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, current);
+			ir_store(&gen->fn, 8, base, (int16_t)offset, current);
 			return;
 		}
 		struct value value = gen_expr(gen, node->rhs);
 		if (value.kind == VALUE_REG && var->type->kind == TYPE_INT)
 			convert_int(gen, value.reg, var->type);
-		store_value(gen, value, BPF_REG_10, var->stack_offset, var->type);
+		store_value(gen, value, base, offset, var->type);
 		return;
 	}
 	struct map_desc *map = &gen->program->maps.items[target->map_id];
@@ -842,6 +878,104 @@ static void gen_condition_jump(struct codegen *gen, struct node *cond, int false
 {
 	int reg = value_to_reg(gen, gen_expr(gen, cond));
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, reg, 0, false_label);
+}
+
+/* Starts generating a callback subprogram; returns the caller's function,
+ * to be handed back to callback_end. */
+static struct ir_function callback_begin(struct codegen *gen, int *saved_high)
+{
+	struct ir_function caller = gen->fn;
+	*saved_high = gen->stack_high;
+	memset(&gen->fn, 0, sizeof(gen->fn));
+	gen->fn.loc = caller.loc;
+	gen->stack_high = 0;
+	return caller;
+}
+
+/* Finishes the callback, allocates its registers, and returns its index. */
+static int callback_end(struct codegen *gen, struct ir_function caller, int saved_high)
+{
+	gen->fn.stack_size = gen->stack_high;
+	char *error = NULL;
+	if (regalloc_run(&gen->fn, &error) < 0) {
+		diag_error(gen->sema->diag, gen->fn.loc, "%s", error);
+		free(error);
+		gen->sema->error_count++;
+	}
+	vec_push(&gen->subprograms, gen->fn);
+	gen->fn = caller;
+	gen->stack_high = saved_high;
+	return gen->subprograms.count - 1;
+}
+
+/* Calls bpf_for_each_map_elem(map, callback, context, 0); returns r0. */
+static int for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context)
+{
+	ir_ld_map(&gen->fn, BPF_REG_1, map_id);
+	ir_ld_func(&gen->fn, BPF_REG_2, subprogram);
+	struct helper_arg rest[2] = { context, ARG_IMM(0) };
+	/* r1 and r2 are set; the remaining arguments follow the usual path */
+	for (int i = 0; i < 2; i++) {
+		if (rest[i].kind == HELPER_ARG_REG)
+			ir_mov(&gen->fn, BPF_REG_3 + i, (int)rest[i].value);
+		else if (rest[i].kind == HELPER_ARG_STACK) {
+			ir_mov(&gen->fn, BPF_REG_3 + i, BPF_REG_10);
+			ir_alu_imm(&gen->fn, BPF_ADD, BPF_REG_3 + i, (int32_t)rest[i].value);
+		} else
+			ir_mov_imm(&gen->fn, BPF_REG_3 + i, rest[i].value);
+	}
+	ir_call(&gen->fn, BPF_FUNC_for_each_map_elem);
+	int result = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, result, BPF_REG_0);
+	return result;
+}
+
+/* for ($kv : @m) { body }: the body becomes a callback of
+ * bpf_for_each_map_elem; $kv is a (key, value) tuple in the callback's frame
+ * and the probe's other variables are reached through the context pointer. */
+static void gen_for_map(struct codegen *gen, struct node *node)
+{
+	struct map_desc *map = &gen->program->maps.items[node->rhs->map_id];
+	struct var_info *kv = var_of(gen, node->lhs);
+	int saved_high;
+	bool was_in_callback = gen->in_callback;
+	int saved_reg = gen->outer_vars_reg, saved_base = gen->outer_vars_base;
+	int saved_exit = gen->exit_label, saved_kv = kv->stack_offset;
+	struct ir_function caller = callback_begin(gen, &saved_high);
+
+	int key = ir_new_vreg(&gen->fn), value = ir_new_vreg(&gen->fn);
+	int context = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, key, BPF_REG_2);
+	ir_mov(&gen->fn, value, BPF_REG_3);
+	ir_mov(&gen->fn, context, BPF_REG_4);
+	if (!was_in_callback)
+		gen->outer_vars_base = gen->vars_base;
+	gen->outer_vars_reg = context;
+	gen->in_callback = true;
+	kv->stack_offset = stack_alloc(gen, kv->type->size);
+	copy_memory(gen, BPF_REG_10, kv->stack_offset, key, 0, map->key_size);
+	copy_memory(gen, BPF_REG_10, kv->stack_offset + kv->type->fields[1].offset, value, 0,
+		    map->value_size);
+	struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
+	gen->exit_label = labels.break_label;
+	vec_push(&gen->loops, labels);
+	gen_stmts(gen, node->body);
+	gen->loops.count--;
+	ir_label(&gen->fn, labels.continue_label);
+	ir_mov_imm(&gen->fn, BPF_REG_0, 0);
+	ir_exit(&gen->fn);
+	ir_label(&gen->fn, labels.break_label);
+	ir_mov_imm(&gen->fn, BPF_REG_0, 1);
+	ir_exit(&gen->fn);
+	int subprogram = callback_end(gen, caller, saved_high);
+
+	gen->in_callback = was_in_callback;
+	gen->exit_label = saved_exit;
+	kv->stack_offset = saved_kv;
+	struct helper_arg vars = was_in_callback ? ARG_REG(saved_reg) : ARG_STACK(gen->vars_base);
+	gen->outer_vars_reg = saved_reg;
+	gen->outer_vars_base = saved_base;
+	for_each_element(gen, map->id, subprogram, vars);
 }
 
 static void gen_stmt(struct codegen *gen, struct node *node)
@@ -881,24 +1015,26 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 	}
 	case NODE_FOR_RANGE: {
 		struct var_info *var = var_of(gen, node->lhs);
+		int var_offset;
+		int var_base = var_address(gen, var, &var_offset);
 		int start = value_to_reg(gen, gen_expr(gen, node->cond));
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, start);
+		ir_store(&gen->fn, 8, var_base, (int16_t)var_offset, start);
 		int end_slot = stack_alloc(gen, 8);
 		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)end_slot, value_to_reg(gen, gen_expr(gen, node->rhs)));
 		watermark = gen->fn.stack_size;
 		int top = ir_new_label(&gen->fn);
 		struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
 		ir_label(&gen->fn, top);
-		int current = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+		int current = load_int(gen, var_base, var_offset, 8, false);
 		int end = load_int(gen, BPF_REG_10, end_slot, 8, false);
 		ir_jump_if(&gen->fn, BPF_JSGE, current, end, labels.break_label);
 		vec_push(&gen->loops, labels);
 		gen_stmts(gen, node->body);
 		gen->loops.count--;
 		ir_label(&gen->fn, labels.continue_label);
-		int next = load_int(gen, BPF_REG_10, var->stack_offset, 8, false);
+		int next = load_int(gen, var_base, var_offset, 8, false);
 		ir_alu_imm(&gen->fn, BPF_ADD, next, 1);
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)var->stack_offset, next);
+		ir_store(&gen->fn, 8, var_base, (int16_t)var_offset, next);
 		ir_jump(&gen->fn, top);
 		ir_label(&gen->fn, labels.break_label);
 		break;
@@ -908,6 +1044,9 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 			gen_stmts(gen, node->body);
 			gen->fn.stack_size = watermark;
 		}
+		break;
+	case NODE_FOR_MAP:
+		gen_for_map(gen, node);
 		break;
 	case NODE_BREAK:
 		ir_jump(&gen->fn, gen->loops.items[gen->loops.count - 1].break_label);
@@ -1036,7 +1175,7 @@ struct value generate_str(struct codegen *gen, struct node *call)
 	} else {
 		length = const_reg(gen, size);
 	}
-	int args[3] = { stack_address(gen, offset), length, address };
+	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
 	call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str, args, 3);
 	return value_stack(offset, call->type);
 }
@@ -1056,7 +1195,7 @@ struct value generate_ntop(struct codegen *gen, struct node *call)
 struct value generate_signal(struct codegen *gen, struct node *call)
 {
 	int signal = value_to_reg(gen, gen_expr(gen, call->args));
-	int args[1] = { signal };
+	struct helper_arg args[1] = { ARG_REG(signal) };
 	call_helper(gen, BPF_FUNC_send_signal, args, 1);
 	return value_none();
 }
@@ -1066,7 +1205,7 @@ struct value generate_delete(struct codegen *gen, struct node *call)
 	struct node *map_node = call->args;
 	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 	int key = gen_map_key(gen, map_node, map);
-	int args[2] = { map_pointer(gen, map->id), stack_address(gen, key) };
+	struct helper_arg args[2] = { ARG_MAP(map->id), ARG_STACK(key) };
 	call_helper(gen, BPF_FUNC_map_delete_elem, args, 2);
 	return value_none();
 }
@@ -1085,9 +1224,17 @@ struct value generate_has_key(struct codegen *gen, struct node *call)
 	return value_reg(result, call->type);
 }
 
+/* len(@m): bpf_for_each_map_elem returns how many elements it visited, so
+ * a callback that only says "continue" counts them. */
 struct value generate_len(struct codegen *gen, struct node *call)
 {
-	return value_reg(const_reg(gen, 0), call->type);
+	int saved_high;
+	struct ir_function caller = callback_begin(gen, &saved_high);
+	ir_mov_imm(&gen->fn, BPF_REG_0, 0);
+	ir_exit(&gen->fn);
+	int subprogram = callback_end(gen, caller, saved_high);
+	int count = for_each_element(gen, call->args->map_id, subprogram, ARG_IMM(0));
+	return value_reg(count, call->type);
 }
 
 struct value generate_strncmp(struct codegen *gen, struct node *call)
@@ -1305,6 +1452,10 @@ static void gen_prologue(struct codegen *gen)
 		var->stack_offset = stack_alloc(gen, size);
 		zero_stack(gen, var->stack_offset, size);
 	}
+	/* a pointer to this area is what loop callbacks receive */
+	if (gen->fn.stack_size == 0)
+		zero_stack(gen, stack_alloc(gen, 8), 8);
+	gen->vars_base = -gen->fn.stack_size;
 	pid_t target = gen->sema->options->target_pid;
 	if (target) {
 		int pid = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
@@ -1338,14 +1489,29 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		ir_print(dump, &gen.fn);
 	}
 	char *error = NULL;
-	if (regalloc_run(&gen.fn, &error) < 0 ||
-	    emit_program(&gen.fn, &out->insns, &out->insn_locs, &out->insn_count, &error) < 0) {
+	int result = regalloc_run(&gen.fn, &error);
+	if (result == 0) {
+		int count = gen.subprograms.count + 1;
+		struct ir_function *functions = xcalloc(count, sizeof(*functions));
+		functions[0] = gen.fn;
+		for (int i = 0; i < gen.subprograms.count; i++)
+			functions[i + 1] = gen.subprograms.items[i];
+		result = emit_program(functions, count, &out->insns, &out->insn_locs, &out->insn_count,
+				      &out->function_starts, &error);
+		out->function_count = count;
+		free(functions);
+	}
+	for (int i = 0; i < gen.subprograms.count; i++)
+		ir_free(&gen.subprograms.items[i]);
+	free(gen.subprograms.items);
+	ir_free(&gen.fn);
+	if (result < 0) {
 		diag_error(diag, probe->node->loc, "%s", error);
 		free(error);
-		ir_free(&gen.fn);
 		return -1;
 	}
-	ir_free(&gen.fn);
+	if (sema->error_count)
+		return -1;
 	if (dump) {
 		fprintf(dump, "BPF instructions for %s (%d):\n", point->name, out->insn_count);
 		emit_print(dump, out->insns, out->insn_count);

@@ -37,6 +37,13 @@ struct codegen {
 	int stack_high;            /* deepest stack use seen; temporaries are reused per statement */
 	struct node *assign_target;/* the map an aggregation call is assigned to */
 	VEC(struct loop_labels) loops;
+	VEC(struct ir_function) subprograms; /* callbacks of for-map loops and len() */
+	/* Inside a callback the probe's scratch variables live in the caller's
+	 * frame and are reached through the callback's context pointer. */
+	bool in_callback;
+	int outer_vars_reg;        /* vreg holding that pointer */
+	int outer_vars_base;       /* caller's r10 offset the pointer stands for */
+	int vars_base;             /* lowest r10 offset of the scratch-variable area */
 };
 
 /* Generates the BPF program for one point of one probe block into *out. */

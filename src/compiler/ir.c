@@ -108,6 +108,12 @@ void ir_ld_map(struct ir_function *fn, int dst, int map_id)
 				      .dst = dst, .src = BPF_PSEUDO_MAP_FD, .imm = map_id });
 }
 
+void ir_ld_func(struct ir_function *fn, int dst, int subprogram)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_LD_FUNC, .code = BPF_LD | BPF_DW | BPF_IMM,
+				      .dst = dst, .src = BPF_PSEUDO_FUNC, .imm = subprogram });
+}
+
 void ir_exit(struct ir_function *fn)
 {
 	ir_emit(fn, (struct ir_insn){ .code = BPF_JMP | BPF_EXIT });
@@ -201,6 +207,11 @@ static void print_insn(FILE *out, const struct ir_insn *insn, bool final)
 		fprintf(out, " = %lld ll", (long long)insn->imm);
 		return;
 	}
+	if (insn->kind == IR_LD_FUNC) {
+		print_reg(out, insn->dst);
+		fprintf(out, final ? " = func %+lld" : " = subprogram %lld", (long long)insn->imm);
+		return;
+	}
 	switch (class) {
 	case BPF_ALU64:
 	case BPF_ALU:
@@ -292,6 +303,8 @@ void emit_print(FILE *out, const struct bpf_insn *insns, int count)
 		if (raw->code == (BPF_LD | BPF_DW | BPF_IMM)) {
 			if (raw->src_reg == BPF_PSEUDO_MAP_FD) {
 				insn.kind = IR_LD_MAP;
+			} else if (raw->src_reg == BPF_PSEUDO_FUNC) {
+				insn.kind = IR_LD_FUNC;
 			} else {
 				insn.kind = IR_LD_IMM64;
 				insn.imm = (int64_t)(((uint64_t)(uint32_t)insns[i + 1].imm << 32) |
@@ -304,4 +317,50 @@ void emit_print(FILE *out, const struct bpf_insn *insns, int count)
 		if (raw->code == (BPF_LD | BPF_DW | BPF_IMM))
 			i++;
 	}
+}
+
+/* The verifier refuses programs with unreachable instructions, and the code
+ * generator naturally leaves some (the code after exit(), a loop's break
+ * path that nothing takes), so they are dropped here, before allocation. */
+void ir_remove_unreachable(struct ir_function *fn)
+{
+	int count = fn->insns.count;
+	int *label_at = xcalloc(fn->label_count + 1, sizeof(int));
+	for (int i = 0; i < count; i++)
+		if (fn->insns.items[i].kind == IR_LABEL)
+			label_at[fn->insns.items[i].label] = i;
+	bool *reachable = xcalloc(count + 1, sizeof(bool));
+	int *work = xcalloc(count + 1, sizeof(int));
+	int pending = 0;
+	if (count > 0) {
+		work[pending++] = 0;
+		reachable[0] = true;
+	}
+	while (pending > 0) {
+		int i = work[--pending];
+		const struct ir_insn *insn = &fn->insns.items[i];
+		int next[2], next_count = 0;
+		bool is_exit = insn->kind == IR_INSN && insn->code == (BPF_JMP | BPF_EXIT);
+		if (insn->kind == IR_JUMP) {
+			next[next_count++] = label_at[insn->label];
+			if (BPF_OP(insn->code) != BPF_JA)
+				next[next_count++] = i + 1;
+		} else if (!is_exit) {
+			next[next_count++] = i + 1;
+		}
+		for (int k = 0; k < next_count; k++) {
+			if (next[k] < count && !reachable[next[k]]) {
+				reachable[next[k]] = true;
+				work[pending++] = next[k];
+			}
+		}
+	}
+	int kept = 0;
+	for (int i = 0; i < count; i++)
+		if (reachable[i] || fn->insns.items[i].kind == IR_LABEL)
+			fn->insns.items[kept++] = fn->insns.items[i];
+	fn->insns.count = kept;
+	free(label_at);
+	free(reachable);
+	free(work);
 }

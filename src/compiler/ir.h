@@ -30,6 +30,7 @@ enum ir_kind {
 	IR_JUMP,     /* conditional or unconditional jump to `label` */
 	IR_LD_MAP,   /* dst = pointer to map `imm` (BPF_LD_IMM64, BPF_PSEUDO_MAP_FD) */
 	IR_LD_IMM64, /* dst = 64-bit constant imm */
+	IR_LD_FUNC,  /* dst = address of subprogram `imm` (BPF_LD_IMM64, BPF_PSEUDO_FUNC) */
 };
 
 struct ir_insn {
@@ -69,19 +70,23 @@ void ir_jump_if_imm(struct ir_function *fn, int op, int a, int32_t imm, int labe
 void ir_call(struct ir_function *fn, int helper);
 void ir_ld_map(struct ir_function *fn, int dst, int map_id);
 void ir_exit(struct ir_function *fn);
+void ir_ld_func(struct ir_function *fn, int dst, int subprogram);
 /* Reserves size bytes (8-aligned) of stack; returns the (negative) offset from r10. */
 int ir_stack_alloc(struct ir_function *fn, int size);
 
 void ir_free(struct ir_function *fn);
+/* Drops instructions no path reaches (the verifier rejects them). */
+void ir_remove_unreachable(struct ir_function *fn);
 /* Prints one instruction in a bpftool-like syntax (virtual registers as v16...). */
 void ir_print_insn(FILE *out, const struct ir_insn *insn);
 void ir_print(FILE *out, const struct ir_function *fn);
 
 /* regalloc.c: maps every virtual register to r6-r9 or a stack slot. 0 or -1 with *error. */
 int regalloc_run(struct ir_function *fn, char **error);
-/* emit.c: resolves labels and produces the final instructions (caller frees). */
-int emit_program(const struct ir_function *fn, struct bpf_insn **insns, struct src_loc **locs,
-		 int *count, char **error);
+/* emit.c: resolves labels and lays out the main function followed by its
+ * subprograms (callbacks), producing the final instructions (caller frees). */
+int emit_program(const struct ir_function *functions, int function_count, struct bpf_insn **insns,
+		 struct src_loc **locs, int *count, int **function_starts, char **error);
 /* Prints final instructions (for -d and golden tests). */
 void emit_print(FILE *out, const struct bpf_insn *insns, int count);
 

@@ -751,11 +751,9 @@ static struct node *parse_block(struct parser *p, const char *what)
 			;
 		if (p->tok.kind == TOK_RBRACE)
 			break;
+		/* The '{' is more useful to point at than the end of the file. */
 		if (p->tok.kind == TOK_EOF)
-			parse_fail_at(p, &p->tok,
-				      "expected '}' to close the block opened at line %d, column %d, "
-				      "found end of input",
-				      open.loc.line, open.loc.column);
+			parse_fail_at(p, &open, "unterminated block: no '}' before end of input");
 		*tail = parse_statement(p, &needs_separator);
 		tail = &(*tail)->next;
 		if (needs_separator && p->tok.kind != TOK_SEMICOLON && p->tok.kind != TOK_RBRACE)

@@ -31,7 +31,8 @@ struct interval {
 
 static bool insn_reads_dst(const struct ir_insn *insn)
 {
-	if (insn->kind == IR_LABEL || insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64)
+	if (insn->kind == IR_LABEL || insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64 ||
+	    insn->kind == IR_LD_FUNC)
 		return false;
 	int class = BPF_CLASS(insn->code);
 	if (class == BPF_LDX)
@@ -46,7 +47,7 @@ static bool insn_reads_dst(const struct ir_insn *insn)
 
 static bool insn_writes_dst(const struct ir_insn *insn)
 {
-	if (insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64)
+	if (insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64 || insn->kind == IR_LD_FUNC)
 		return true;
 	if (insn->kind != IR_INSN)
 		return false;
@@ -56,7 +57,8 @@ static bool insn_writes_dst(const struct ir_insn *insn)
 
 static bool insn_uses_src_reg(const struct ir_insn *insn)
 {
-	if (insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64 || insn->kind == IR_LABEL)
+	if (insn->kind == IR_LD_MAP || insn->kind == IR_LD_IMM64 || insn->kind == IR_LABEL ||
+	    insn->kind == IR_LD_FUNC)
 		return false;
 	int class = BPF_CLASS(insn->code);
 	if (class == BPF_LDX || class == BPF_STX)
@@ -239,6 +241,7 @@ static void rewrite(struct ir_function *fn, const struct interval *intervals)
 
 int regalloc_run(struct ir_function *fn, char **error)
 {
+	ir_remove_unreachable(fn);
 	int count = fn->vreg_count;
 	struct interval *intervals = xcalloc(count + 1, sizeof(*intervals));
 	for (int v = 0; v < count; v++) {

@@ -304,6 +304,11 @@ static void check_builtin(struct sema *sema, struct node *node)
 {
 	const char *name = node->name;
 	if (strcmp(name, "args") == 0) {
+		if (sema->map_loop_depth) {
+			error_at(sema, node->loc, "args cannot be used inside a for loop over a map");
+			node->type = type_none();
+			return;
+		}
 		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGS) || !sema->point->args_type) {
 			error_at(sema, node->loc, "the probe %s has no args",
 				 sema->point ? sema->point->name : "");
@@ -905,9 +910,38 @@ static void check_stmt(struct sema *sema, struct node *node)
 		check_stmts(sema, node->body);
 		sema->loop_depth--;
 		break;
-	case NODE_FOR_MAP:
-		error_at(sema, node->loc, "for ($kv : @map) is not supported yet");
+	case NODE_FOR_MAP: {
+		struct node *map_node = node->rhs;
+		if (map_node->kind != NODE_MAP || map_node->args) {
+			error_at(sema, map_node->loc, "for loops iterate over a whole map: for ($kv : @m)");
+			break;
+		}
+		struct map_desc *map = map_for(sema, map_node);
+		if (!map->value_type) {
+			if (sema->report)
+				error_at(sema, map_node->loc, "map %s is iterated but never assigned", map->name);
+			break;
+		}
+		if (!map->key_type) {
+			error_at(sema, map_node->loc, "map %s has no keys to iterate over", map->name);
+			break;
+		}
+		if (type_is_aggregation(map->value_type)) {
+			error_at(sema, map_node->loc, "cannot iterate over %s: it holds per-CPU %s values; print() it instead",
+				 map->name, type_name(map->value_type));
+			break;
+		}
+		struct type *pair[2] = { map->key_type, map->value_type };
+		var_assign(sema, node->lhs, type_tuple(pair, 2));
+		if (node->lhs->var_id >= 0 && node->lhs->var_id < sema->probe->vars.count)
+			sema->probe->vars.items[node->lhs->var_id].loop_local = true;
+		sema->loop_depth++;
+		sema->map_loop_depth++;
+		check_stmts(sema, node->body);
+		sema->map_loop_depth--;
+		sema->loop_depth--;
 		break;
+	}
 	case NODE_BREAK:
 	case NODE_CONTINUE:
 		if (sema->loop_depth == 0)
@@ -1369,7 +1403,6 @@ void check_len(struct sema *sema, struct node *call)
 {
 	check_whole_map(sema, call);
 	call->type = type_int(8, true);
-	error_at(sema, call->loc, "len() of a map is not supported yet");
 }
 
 /* has_key(@m, k1[, k2...]) */

@@ -15,6 +15,7 @@ struct var_info {
 	char *name;
 	struct type *type;
 	int stack_offset;   /* assigned by codegen; 0 = not yet */
+	bool loop_local;    /* the $kv of a for-map loop: lives in the loop callback's frame */
 };
 
 /* One action block with its expanded probe points. */
@@ -33,6 +34,7 @@ struct sema {
 	struct probe_info *probe;
 	struct probe_point *point;
 	int loop_depth;
+	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */
 	int error_count;
 };

@@ -246,9 +246,15 @@ static bool probe_btf(struct feature_state *state)
 
 static bool probe_tracefs(struct feature_state *state)
 {
-	if (!tracefs_root())
-		return fail(state, -ENOENT, "not mounted at /sys/kernel/tracing or "
-					    "/sys/kernel/debug/tracing");
+	const char *root;
+	char *error = NULL;
+	int err = tracefs_require(&root, &error);
+
+	if (err) {
+		fail(state, err, "%s", error);
+		free(error);
+		return false;
+	}
 	return true;
 }
 
@@ -456,8 +462,7 @@ static bool probe_kprobe_multi(struct feature_state *state)
 }
 
 /* Never called: the test uprobe goes on its first instruction. */
-__attribute__((noinline, used)) void features_uprobe_target(void);
-__attribute__((noinline, used)) void features_uprobe_target(void)
+__attribute__((noinline, used)) static void features_uprobe_target(void)
 {
 	__asm__ volatile("" ::: "memory");
 }

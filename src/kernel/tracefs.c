@@ -46,6 +46,10 @@ static const char *const tracefs_candidates[] = {
 	"/sys/kernel/debug/tracing",
 };
 
+/* Why the last tracefs_root() found nothing usable: the first candidate that
+ * exists but cannot be entered, if any. */
+static const char *denied_root;
+
 const char *tracefs_root(void)
 {
 	static const char *found;
@@ -53,6 +57,7 @@ const char *tracefs_root(void)
 
 	if (found)
 		return found;
+	denied_root = NULL;
 	for (size_t i = 0; i < sizeof(tracefs_candidates) / sizeof(tracefs_candidates[0]); i++) {
 		/* An empty mount point directory exists even when tracefs is not
 		 * mounted there; the events directory only when it is. */
@@ -61,6 +66,8 @@ const char *tracefs_root(void)
 			found = tracefs_candidates[i];
 			return found;
 		}
+		if (errno == EACCES && !denied_root)
+			denied_root = tracefs_candidates[i];
 	}
 	return NULL;
 }
@@ -70,17 +77,40 @@ int tracefs_require(const char **root, char **error)
 	*root = tracefs_root();
 	if (*root)
 		return 0;
+	if (denied_root) {
+		*error = xasprintf("no permission to read tracefs at %s; sonde needs root",
+				   denied_root);
+		return -EACCES;
+	}
 	*error = xasprintf("tracefs is not mounted at /sys/kernel/tracing or "
 			   "/sys/kernel/debug/tracing; mount it with "
 			   "'mount -t tracefs nodev /sys/kernel/tracing'");
 	return -ENOENT;
 }
 
+/* The i-th character of "category:name", or '\0' past its end. */
+static unsigned char joined_char(const struct tracepoint_name *tp, size_t category_length,
+				 size_t i)
+{
+	if (i < category_length)
+		return (unsigned char)tp->category[i];
+	if (i == category_length)
+		return ':';
+	return (unsigned char)tp->name[i - category_length - 1];
+}
+
+/* Orders as "category:name" strings compare, which is bpftrace's -l order
+ * ("fib6:..." before "fib:..."), without building the strings. */
 static int compare_tracepoints(const void *a, const void *b)
 {
 	const struct tracepoint_name *x = a, *y = b;
-	int by_category = strcmp(x->category, y->category);
-	return by_category ? by_category : strcmp(x->name, y->name);
+	size_t x_length = strlen(x->category), y_length = strlen(y->category);
+
+	for (size_t i = 0;; i++) {
+		unsigned char cx = joined_char(x, x_length, i), cy = joined_char(y, y_length, i);
+		if (cx != cy || cx == '\0')
+			return (int)cx - (int)cy;
+	}
 }
 
 int tracefs_find(const char *category_pattern, const char *name_pattern,
@@ -120,7 +150,9 @@ int tracefs_find(const char *category_pattern, const char *name_pattern,
 		vec_push(out, tp);
 	}
 	free(text);
-	qsort(out->items + first, out->count - first, sizeof(*out->items), compare_tracepoints);
+	if (out->count - first > 1)
+		qsort(out->items + first, (size_t)(out->count - first), sizeof(*out->items),
+		      compare_tracepoints);
 	return 0;
 }
 

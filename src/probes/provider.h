@@ -99,9 +99,9 @@ bool probe_parse_count(const char *text, uint64_t *value);
  * point, with period (ns) or frequency (hz) and target = unit. */
 int probe_expand_timer(const struct provider *provider, const struct probe_spec *spec,
 		       bool every_cpu, probe_point_list *out, char **error);
-/* Opens attr on CPU 0 (or on every online CPU when point->every_cpu) and
- * attaches prog_fd to each; pushes the perf and link fds. On failure closes
- * what it opened and explains in *error. */
+/* Opens attr on the first online CPU, normally 0 (on every online CPU when
+ * point->every_cpu) and attaches prog_fd to each; pushes the perf and link
+ * fds. On failure closes what it opened and explains in *error. */
 int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
 			    int prog_fd, fd_list *fds, char **error);
 

@@ -224,20 +224,20 @@ static char *perf_attach_error(const struct probe_point *point, int cpu, bool ev
 int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
 			    int prog_fd, fd_list *fds, char **error)
 {
-	int single_cpu = 0;
-	int *cpus = &single_cpu;
-	int cpu_count = 1;
+	int *cpus = NULL;
+	int cpu_count;
 	int first = fds->count;
 	int err = 0;
 
-	if (point->every_cpu) {
-		cpu_count = online_cpus(&cpus);
-		if (cpu_count < 0) {
-			*error = xasprintf("cannot attach %s: reading the online CPUs failed: %s",
-					   point->name, strerror(-cpu_count));
-			return cpu_count;
-		}
+	/* Single events go on the first online CPU: CPU 0 unless it is offline. */
+	cpu_count = online_cpus(&cpus);
+	if (cpu_count < 0) {
+		*error = xasprintf("cannot attach %s: reading the online CPUs failed: %s",
+				   point->name, strerror(-cpu_count));
+		return cpu_count;
 	}
+	if (!point->every_cpu)
+		cpu_count = 1;
 	for (int i = 0; i < cpu_count; i++) {
 		const char *step = "";
 		int pair[2];
@@ -251,8 +251,7 @@ int probe_attach_perf_event(const struct probe_point *point, struct perf_event_a
 		if (pair[1] >= 0)
 			vec_push(fds, pair[1]);
 	}
-	if (cpus != &single_cpu)
-		free(cpus);
+	free(cpus);
 	if (err) {
 		for (int i = first; i < fds->count; i++)
 			close(fds->items[i]);

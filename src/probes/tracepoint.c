@@ -6,7 +6,7 @@
  * the raw trace record as its context, so `args` is a record whose layout
  * is the event's format file (see kernel/tracefs.c).
  *
- * Attaching: one perf event of PERF_TYPE_TRACEPOINT with pid -1 on CPU 0 is
+ * Attaching: one perf event of PERF_TYPE_TRACEPOINT with pid -1 on one CPU is
  * enough for every CPU. The program hangs off the tracepoint itself (the
  * event's prog_array), and the kernel's perf hook runs it wherever the
  * tracepoint fires, whether or not that CPU has a perf event of its own.

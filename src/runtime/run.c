@@ -286,14 +286,19 @@ static int run_compare_maps(const void *a, const void *b)
 	return strcmp((*left)->name, (*right)->name);
 }
 
-/* At exit bpftrace prints two newlines, then every map sorted by name. */
+/*
+ * At exit bpftrace prints two newlines, then every map sorted by name. The
+ * newlines go to stdout even with -o FILE or -f json (bpftrace 0.17 writes
+ * them there in every mode), so they are not part of the program's output.
+ */
 static void run_print_maps(struct run_state *state)
 {
 	const struct map_desc **maps;
 	int count = 0;
 
-	if (!state->output.json)
-		fputs("\n\n", state->output.file);
+	fputs("\n\n", stdout);
+	if (state->output.file != stdout)
+		fflush(stdout);
 	maps = xcalloc((size_t)state->program->maps.count + 1, sizeof(*maps));
 	for (int i = 0; i < state->program->maps.count; i++) {
 		const struct map_desc *map = &state->program->maps.items[i];
