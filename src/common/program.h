@@ -122,6 +122,8 @@ struct probe_program {
 	struct bpf_insn *insns;
 	int insn_count;
 	struct src_loc *insn_locs;  /* source of each instruction, for verifier errors */
+	int *function_starts;       /* first instruction of main and of each callback */
+	int function_count;         /* > 1 when the program has callbacks (needs BTF func_info) */
 	int prog_fd;                /* set by the runtime; -1 before */
 	uint32_t attach_btf_id;     /* fentry/fexit/tp_btf: BTF id of the target; 0 otherwise */
 	int attach_btf_obj_fd;      /* BTF object holding attach_btf_id; 0 = vmlinux */
