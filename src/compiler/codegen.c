@@ -229,15 +229,22 @@ static int user_key_size(const struct map_desc *map)
  * follows the user key and is left for the caller to fill. */
 static int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map)
 {
-	int key_offset = stack_alloc(gen, map->key_size);
 	if (!map_node->args) {
+		int key_offset = stack_alloc(gen, map->key_size);
 		zero_stack(gen, key_offset, map->key_size);
 		return key_offset;
 	}
 	if (!map->key_is_multi) {
-		store_value(gen, gen_expr(gen, map_node->args), BPF_REG_10, key_offset, map->key_type);
+		struct value key = gen_expr(gen, map_node->args);
+		/* a fresh string of exactly the key's size can serve as the key itself */
+		if (key.kind == VALUE_STACK && !has_bucket(map) && type_equal(key.type, map->key_type) &&
+		    round8(key.type->size) == (int)map->key_size)
+			return key.stack_offset;
+		int key_offset = stack_alloc(gen, map->key_size);
+		store_value(gen, key, BPF_REG_10, key_offset, map->key_type);
 		return key_offset;
 	}
+	int key_offset = stack_alloc(gen, map->key_size);
 	int index = 0;
 	for (struct node *key = map_node->args; key; key = key->next, index++) {
 		struct type_field *field = &map->key_type->fields[index];
@@ -972,7 +979,8 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	gen->in_callback = was_in_callback;
 	gen->exit_label = saved_exit;
 	kv->stack_offset = saved_kv;
-	struct helper_arg vars = was_in_callback ? ARG_REG(saved_reg) : ARG_STACK(gen->vars_base);
+	struct helper_arg vars = was_in_callback ? ARG_REG(saved_reg)
+				 : gen->vars_base ? ARG_STACK(gen->vars_base) : ARG_IMM(0);
 	gen->outer_vars_reg = saved_reg;
 	gen->outer_vars_base = saved_base;
 	for_each_element(gen, map->id, subprogram, vars);
@@ -1453,8 +1461,6 @@ static void gen_prologue(struct codegen *gen)
 		zero_stack(gen, var->stack_offset, size);
 	}
 	/* a pointer to this area is what loop callbacks receive */
-	if (gen->fn.stack_size == 0)
-		zero_stack(gen, stack_alloc(gen, 8), 8);
 	gen->vars_base = -gen->fn.stack_size;
 	pid_t target = gen->sema->options->target_pid;
 	if (target) {

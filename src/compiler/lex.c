@@ -9,7 +9,7 @@
  *    specifiers are raw text (`uprobe:/bin/bash:readline`,
  *    `kprobe:vfs_*`, `interval:s:1`) that no ordinary token grammar
  *    describes, so they are taken as a run of characters up to whitespace,
- *    ',' or '{'. A '/' belongs to the specifier only after its first ':'
+ *    ',' or '{' (or a few characters no probe contains, such as ';'). A '/' belongs to the specifier only after its first ':'
  *    (paths follow the provider name), so `BEGIN/pid == 1/` still starts a
  *    predicate. This mode also steps over the preamble that bpftrace
  *    scripts carry: `#!`, `#include`/`#ifndef` lines and C struct
@@ -645,7 +645,9 @@ struct token lex_probe_spec(struct lexer *lexer)
 	for (;;) {
 		char c = *lexer->pos;
 
-		if (c == '\0' || lex_is_space(c) || c == ',' || c == '{')
+		/* Also stop at characters no probe contains, so `BEGIN;` or
+		 * `BEGIN()` get a syntax error rather than an unknown probe. */
+		if (c == '\0' || lex_is_space(c) || strchr(",{};()=", c))
 			break;
 		if (c == '/' && (!seen_colon || lexer->pos[1] == '/'))
 			break;

@@ -404,20 +404,20 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 }
 
 /*
- * join(): join_count NUL-padded strings, each the size of args[0]'s string
- * type, one after another; the first empty one ends the list (the BPF side
- * stops copying at argv's NULL).
+ * join(): args[0] is a string type covering join_count equal slots, each a
+ * NUL-padded string; the first empty slot ends the list (the BPF side stops
+ * copying at argv's NULL).
  */
 static void format_join(struct strbuf *sb, const struct event_desc *event, const char *record)
 {
 	if (event->arg_count < 1 || event->args[0].type->kind != TYPE_STRING)
 		return;
 	const struct event_arg *arg = &event->args[0];
-	int slot_size = arg->type->size;
 	int slots = event->join_count > 0 ? event->join_count : 1;
+	int slot_size = arg->type->size / slots;
 	const char *delimiter = event->format ? event->format : " ";
 
-	for (int i = 0; i < slots; i++) {
+	for (int i = 0; i < slots && slot_size > 0; i++) {
 		const char *slot = record + arg->offset + (size_t)i * slot_size;
 		size_t length = strnlen(slot, slot_size);
 		if (length == 0)

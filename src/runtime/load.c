@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "runtime/func_info.h"
 
 /* Big enough for the full level-1 log of almost any program; kernels
  * before 6.4 keep the head of a log that does not fit, losing the error. */
@@ -308,6 +309,7 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, opts);
 	struct bpf_insn *insns;
+	struct func_info functions;
 	char name[16];
 	const char *short_name = strrchr(probe->name, ':');
 	char *log = NULL;
@@ -316,6 +318,21 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 	insns = load_patch_maps(program, probe);
 	if (!insns)
 		return -1;
+	/* Callbacks (bpf_for_each_map_elem) are accepted only with BTF that
+	 * describes each function of the program. */
+	err = func_info_build(probe, &functions);
+	if (err < 0) {
+		fprintf(stderr, "sonde: cannot describe the functions of probe %s to the kernel: %s\n",
+			probe->name, strerror(-err));
+		free(insns);
+		return -1;
+	}
+	if (functions.btf_fd >= 0) {
+		opts.prog_btf_fd = (uint32_t)functions.btf_fd;
+		opts.func_info = functions.records;
+		opts.func_info_cnt = (uint32_t)functions.count;
+		opts.func_info_rec_size = sizeof(*functions.records);
+	}
 	load_object_name(name, sizeof(name), "sonde_", short_name ? short_name + 1 : probe->name);
 	opts.expected_attach_type = probe->expected_attach_type;
 	opts.attach_btf_id = probe->attach_btf_id;
@@ -333,6 +350,7 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 			load_print_stats(probe, log);
 		free(log);
 		free(insns);
+		func_info_free(&functions);
 		return 0;
 	}
 	err = errno;
@@ -340,6 +358,7 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 	if (err == EPERM && geteuid() != 0) {
 		fputs(load_root_message, stderr);
 		free(insns);
+		func_info_free(&functions);
 		return -1;
 	}
 
@@ -368,6 +387,7 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 	}
 	free(log);
 	free(insns);
+	func_info_free(&functions);
 	return fd >= 0 ? 0 : -1;
 }
 

@@ -133,6 +133,7 @@ static const struct lex_case lex_cases[] = {
 	  "probe(kprobe:f) '{' eof" },
 	{ "preamble_continued_define", PROBE, "#define X \\\n  more\nEND {",
 	  "probe(END) '{' eof" },
+	{ "probe_stops_at_semicolon", PROBE, "BEGIN; END()", "probe(BEGIN) ';' ident(END) '(' ')' eof" },
 	{ "probe_not_a_probe", PROBE, "} BEGIN", "'}' ident(BEGIN) eof" },
 	{ "probe_only_comments", PROBE, "// nothing\n/* here */", "eof" },
 	{ "probe_unterminated_comment", PROBE, "/* x", "error(1:1+2 unterminated comment) eof" },
