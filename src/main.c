@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -440,8 +441,17 @@ int main(int argc, char **argv)
 	main_verbose_level = cli.verbose;
 	libbpf_set_print(main_libbpf_print);
 
-	if (cli.list && !cli.program_text && !cli.program_path)
-		return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, cli.verbose > 0);
+	if (cli.list && !cli.program_text) {
+		struct stat file_status;
+
+		/* -l FILE lists the probes of a program, -l PATTERN those of the kernel. */
+		if (cli.arg_count == 0 || stat(cli.args[0], &file_status) != 0 ||
+		    !S_ISREG(file_status.st_mode))
+			return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, cli.verbose > 0);
+		cli.program_path = cli.args[0];
+		cli.args++;
+		cli.arg_count--;
+	}
 
 	if (parse_max_strlen(&max_strlen) < 0)
 		return 1;
@@ -527,6 +537,7 @@ int main(int argc, char **argv)
 	}
 done:
 	program_free(&program);
+	type_free_all();
 	free(text);
 	fflush(stdout);
 	return status;

@@ -463,7 +463,7 @@ def run_case(case, sonde, label, sanitized, testing_bpftrace):
         argv = [a.replace("{target_pid}", values.get("target_pid", "{target_pid}"))
                 for a in argv]
         if "direct" in case.flags:
-            argv = [script_path] + argv
+            argv = [script_path] + words("posargs")
         else:
             argv = [sonde_abs] + argv
 
@@ -521,9 +521,16 @@ def run_case(case, sonde, label, sanitized, testing_bpftrace):
         if generator_error:
             problems.append(generator_error)
         expected_exit = case.field("exit", "0").strip()
-        if not timed_out and expected_exit != "any" and code != int(expected_exit):
+        if timed_out or expected_exit == "any":
+            pass
+        elif expected_exit == "nonzero":
+            if code == 0:
+                problems.append("exit code 0, expected non-zero")
+        elif code != int(expected_exit):
             problems.append("exit code %d, expected %s" % (code, expected_exit))
         exact = case.field("match", "contains").strip() == "exact"
+        if "merged" in case.flags:
+            stdout = stdout + ("" if stdout.endswith("\n") or not stdout else "\n") + stderr
         error = match_lines(case.stdout, stdout, exact, values)
         if error:
             problems.append("stdout: " + error)

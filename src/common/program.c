@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "../probes/provider.h"
+
 void program_free(struct program *program)
 {
 	for (int i = 0; i < program->maps.count; i++)
@@ -24,6 +26,11 @@ void program_free(struct program *program)
 		free(probe->function_starts);
 	}
 	free(program->probes.items);
+	for (int i = 0; i < program->points.count; i++)
+		probe_point_free(program->points.items[i]);
+	free(program->points.items);
+	program->points.items = NULL;
+	program->points.count = 0;
 	program->maps.items = NULL;
 	program->events.items = NULL;
 	program->probes.items = NULL;

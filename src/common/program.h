@@ -134,6 +134,7 @@ struct program {
 	VEC(struct map_desc) maps;
 	VEC(struct event_desc) events;
 	VEC(struct probe_program) probes;
+	VEC(struct probe_point *) points; /* every expanded probe point; freed with the program */
 	int ringbuf_map_id;         /* -1 when the program sends no events */
 	int lost_map_id;
 	int config_map_id;

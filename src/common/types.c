@@ -12,11 +12,30 @@
 
 #include "util.h"
 
+/* Every type made by type_new, so type_free_all can release them together. */
+static VEC(struct type *) all_types;
+
 struct type *type_new(enum type_kind kind)
 {
 	struct type *type = xcalloc(1, sizeof(*type));
 	type->kind = kind;
+	vec_push(&all_types, type);
 	return type;
+}
+
+void type_free_all(void)
+{
+	for (int i = 0; i < all_types.count; i++) {
+		struct type *type = all_types.items[i];
+		for (int j = 0; j < type->field_count; j++)
+			free(type->fields[j].name);
+		free(type->fields);
+		free(type->record_name);
+		free(type);
+	}
+	free(all_types.items);
+	all_types.items = NULL;
+	all_types.count = all_types.capacity = 0;
 }
 
 struct type *type_void(void)

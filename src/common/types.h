@@ -84,6 +84,9 @@ struct type *type_pointer(struct type *pointee, bool is_user);
 struct type *type_tuple(struct type **elements, int count);
 struct type *type_aggregation(enum type_kind kind, bool is_signed);
 
+/* Releases every type made so far; nothing may use them afterwards. */
+void type_free_all(void);
+
 bool type_is_aggregation(const struct type *type);
 bool type_is_integer_like(const struct type *type); /* int or pointer */
 bool type_equal(const struct type *a, const struct type *b);

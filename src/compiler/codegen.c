@@ -15,6 +15,7 @@
  */
 #include "codegen.h"
 
+#include <bpf/libbpf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -657,10 +658,61 @@ static struct value read_var(struct codegen *gen, struct node *node)
 	return value_stack(local, var->type);
 }
 
+/* The value of count/sum/min/max/avg as one number: every possible CPU's
+ * share is fetched with bpf_map_lookup_percpu_elem and combined. */
+static struct value read_aggregation(struct codegen *gen, struct node *node, struct map_desc *map,
+				     int key)
+{
+	enum type_kind kind = map->value_type->kind;
+	bool is_signed = map->value_type->is_signed;
+	int total = const_reg(gen, 0), count = const_reg(gen, 0), seen = const_reg(gen, 0);
+	int cpus = libbpf_num_possible_cpus();
+	for (int cpu = 0; cpu < (cpus > 0 ? cpus : 1); cpu++) {
+		struct helper_arg args[3] = { ARG_MAP(map->id), ARG_STACK(key), ARG_IMM(cpu) };
+		int pointer = call_helper(gen, BPF_FUNC_map_lookup_percpu_elem, args, 3);
+		int next = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, next);
+		int share = ir_new_vreg(&gen->fn);
+		ir_load(&gen->fn, 8, share, pointer, 0);
+		if (kind == TYPE_MIN || kind == TYPE_MAX) {
+			int is_set = ir_new_vreg(&gen->fn);
+			ir_load(&gen->fn, 8, is_set, pointer, 8);
+			ir_jump_if_imm(&gen->fn, BPF_JEQ, is_set, 0, next);
+			int take = ir_new_label(&gen->fn);
+			ir_jump_if_imm(&gen->fn, BPF_JEQ, seen, 0, take);
+			int keep = kind == TYPE_MAX ? (is_signed ? BPF_JSGE : BPF_JGE)
+						    : (is_signed ? BPF_JSLE : BPF_JLE);
+			ir_jump_if(&gen->fn, keep, total, share, next);
+			ir_label(&gen->fn, take);
+			ir_mov(&gen->fn, total, share);
+			ir_mov_imm(&gen->fn, seen, 1);
+		} else {
+			ir_alu(&gen->fn, BPF_ADD, total, share);
+			if (kind == TYPE_AVG) {
+				ir_load(&gen->fn, 8, share, pointer, 8);
+				ir_alu(&gen->fn, BPF_ADD, count, share);
+			}
+		}
+		ir_label(&gen->fn, next);
+	}
+	if (kind == TYPE_AVG) {
+		int done = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, count, 0, done);
+		if (is_signed)
+			gen_signed_divide(gen, total, count, false);
+		else
+			ir_alu(&gen->fn, BPF_DIV, total, count);
+		ir_label(&gen->fn, done);
+	}
+	return value_reg(total, node->type);
+}
+
 static struct value read_map(struct codegen *gen, struct node *node)
 {
 	struct map_desc *map = &gen->program->maps.items[node->map_id];
 	int key = gen_map_key(gen, node, map);
+	if (type_is_aggregation(map->value_type))
+		return read_aggregation(gen, node, map, key);
 	int pointer = map_lookup(gen, map->id, key);
 	struct type *type = map->value_type;
 	int missing = ir_new_label(&gen->fn);
@@ -782,7 +834,7 @@ static struct value gen_expr(struct codegen *gen, struct node *node)
 	gen->fn.loc = node->loc;
 	struct value result;
 	if (node->is_constant && node->type && node->type->kind == TYPE_INT) {
-		result = value_reg(const_reg(gen, (int64_t)node->int_value), node->type);
+		result = value_reg(const_reg(gen, (int64_t)node->const_value), node->type);
 		gen->fn.loc = saved;
 		return result;
 	}
@@ -1048,7 +1100,7 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		break;
 	}
 	case NODE_UNROLL:
-		for (uint64_t i = 0; i < node->lhs->int_value; i++) {
+		for (uint64_t i = 0; i < node->lhs->const_value; i++) {
 			gen_stmts(gen, node->body);
 			gen->fn.stack_size = watermark;
 		}
@@ -1156,7 +1208,7 @@ struct value generate_str(struct codegen *gen, struct node *call)
 		int index = (int)source->int_value;
 		const char *text = index >= 1 && index <= gen->sema->options->positional_count
 					   ? gen->sema->options->positional[index - 1] : "";
-		return gen_string_constant(gen, text, (int)strlen(text), call->type);
+		return gen_string_constant(gen, text, call->type->size - 1, call->type);
 	}
 	struct value value = gen_expr(gen, source);
 	if (value.kind == VALUE_STACK) {
@@ -1248,7 +1300,7 @@ struct value generate_len(struct codegen *gen, struct node *call)
 struct value generate_strncmp(struct codegen *gen, struct node *call)
 {
 	struct value a = gen_expr(gen, call->args), b = gen_expr(gen, call->args->next);
-	int limit = (int)call->args->next->next->int_value;
+	int limit = (int)call->args->next->next->const_value;
 	if (limit > a.type->size)
 		limit = a.type->size;
 	if (limit > b.type->size)

@@ -114,9 +114,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 		for (int j = 0; j < probe->vars.count; j++)
 			free(probe->vars.items[j].name);
 		free(probe->vars.items);
-		if (result < 0 || program->probes.count == 0) {
-			/* the points belong to program->probes once compiled */
-		}
+		/* the program owns every point, compiled or not */
+		for (int j = 0; j < probe->points.count; j++)
+			vec_push(&program->points, probe->points.items[j]);
 		free(probe->points.items);
 	}
 	free(sema.probes.items);

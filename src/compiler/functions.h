@@ -40,10 +40,10 @@ struct function_def {
 	X(cat, 1, -1, false, false)           \
 	X(system, 1, -1, false, true)         \
 	X(signal, 1, 1, false, true)          \
-	X(delete, 1, 2, false, false)         \
+	X(delete, 1, 1, false, false)         \
 	X(clear, 1, 1, false, false)          \
 	X(zero, 1, 1, false, false)           \
-	X(has_key, 2, -1, false, false)       \
+	X(has_key, 1, 1, false, false)       \
 	X(len, 1, 1, false, false)            \
 	X(strncmp, 3, 3, false, false)        \
 	X(count, 0, 0, true, false)           \

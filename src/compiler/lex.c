@@ -540,6 +540,8 @@ static struct token lex_operator(struct lexer *lexer)
 	}
 	lexer->pos++;
 	token = lex_finish(lexer, token);
+	if (c == '\'')
+		return lex_error(token, "single quotes are not allowed; strings use double quotes");
 	if (c >= 0x20 && c < 0x7f)
 		return lex_error(token, "unexpected character '%c'", c);
 	return lex_error(token, "unexpected character '\\x%02x'", c);

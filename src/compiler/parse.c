@@ -13,9 +13,15 @@
  *    cast when a type name follows (`(uint8)`, `(struct sock *)`), or when
  *    a lone identifier in parentheses is directly followed by an operand,
  *    as in `(pid_t)arg0`; `(pid) - 1` stays a subtraction.
- *  - `sizeof(` takes a type or an expression, decided the same way.
+ *  - `sizeof(` and `offsetof(` take a type or an expression, decided the
+ *    same way.
  *  - probe specifiers are raw text, so after `}` and after a `,` in a
  *    probe list the parser asks the lexer for a probe rather than a token.
+ *
+ * The parser knows no builtin or function names: an identifier followed by
+ * '(' is a call, any other identifier a NODE_BUILTIN (true and false aside),
+ * and semantic analysis rejects the ones that do not exist, with their
+ * location. New builtins and functions therefore never touch this file.
  *
  * Error handling: the first error ends the parse. The message goes to the
  * diagnostic sink with the offending token's location and the parser
@@ -234,29 +240,31 @@ static bool parse_starts_operand(enum token_kind kind)
 }
 
 /*
- * Does the text after the current '(' name a type? Looks at `n` tokens
- * from index `first` (the token after the parenthesis).
+ * Does a type name start `first` tokens after the current one? With
+ * need_operand_after, a lone identifier in parentheses counts only when an
+ * operand follows the ')', which tells `(pid_t)arg0` from `(pid) - 1`.
  */
 static bool parse_type_follows(const struct parser *p, int first, bool need_operand_after)
 {
-	struct token tok = parse_peek(p, first);
-	int n = first + 1;
+	struct lexer ahead = p->lexer;
+	struct token tok = p->tok;
 
+	while (first-- > 0)
+		tok = lex_next(&ahead);
 	if (parse_is_record_keyword(tok.kind))
 		return true;
 	if (tok.kind != TOK_IDENT)
 		return false;
 	if (parse_is_type_keyword(&tok))
 		return true;
-	tok = parse_peek(p, n++);
+	tok = lex_next(&ahead);
 	if (tok.kind == TOK_STAR) {
 		while (tok.kind == TOK_STAR)
-			tok = parse_peek(p, n++);
+			tok = lex_next(&ahead);
 		return tok.kind == TOK_RPAREN;
 	}
-	/* `(pid_t)x`: a lone name is a type only when an operand follows. */
 	if (tok.kind == TOK_RPAREN && need_operand_after)
-		return parse_starts_operand(parse_peek(p, n).kind);
+		return parse_starts_operand(lex_next(&ahead).kind);
 	return false;
 }
 
@@ -266,7 +274,7 @@ static void parse_type_append(struct parser *p, char *buf, size_t size, const ch
 	size_t used = strlen(buf);
 
 	if (used + (size_t)length + 1 > size)
-		parse_fail_at(p, &p->tok, "type name is too long");
+		parse_fail_at(p, &p->tok, "name is too long (over %zu characters)", size - 1);
 	memcpy(buf + used, text, (size_t)length);
 	buf[used + (size_t)length] = '\0';
 }
@@ -753,7 +761,7 @@ static struct node *parse_block(struct parser *p, const char *what)
 			break;
 		/* The '{' is more useful to point at than the end of the file. */
 		if (p->tok.kind == TOK_EOF)
-			parse_fail_at(p, &open, "unterminated block: no '}' before end of input");
+			parse_fail_at(p, &open, "unterminated block: expected '}' before end of input");
 		*tail = parse_statement(p, &needs_separator);
 		tail = &(*tail)->next;
 		if (needs_separator && p->tok.kind != TOK_SEMICOLON && p->tok.kind != TOK_RBRACE)
@@ -981,14 +989,11 @@ static struct node *parse_statement(struct parser *p, bool *needs_separator)
 			node->lhs = expr;
 			break;
 		}
-		if (expr->kind != NODE_VAR && expr->kind != NODE_MAP) {
-			char message[96];
-
-			snprintf(message, sizeof(message),
-				 "cannot assign to this expression: the left side of '%.*s' "
-				 "must be a $variable or @map", p->tok.length, p->tok.start);
-			parse_fail_node(p, expr, message);
-		}
+		/* Pointed at the operator: that is where the statement goes wrong. */
+		if (expr->kind != NODE_VAR && expr->kind != NODE_MAP)
+			parse_fail_at(p, &p->tok,
+				      "cannot assign to this expression: the left side of '%.*s' "
+				      "must be a $variable or @map", p->tok.length, p->tok.start);
 		node = parse_new(p, NODE_ASSIGN, &p->tok);
 		node->op = op;
 		node->lhs = expr;

@@ -99,7 +99,7 @@ static struct type *merge_types(struct type *a, struct type *b)
 	if (!b || b->kind == TYPE_NONE)
 		return a;
 	if (type_is_integer_like(a) && type_is_integer_like(b)) {
-		if (a->kind == TYPE_POINTER && type_equal(a, b))
+		if (type_equal(a, b))
 			return a;
 		return type_int(8, a->kind == TYPE_INT ? a->is_signed : true);
 	}
@@ -424,12 +424,12 @@ static void check_positional(struct sema *sema, struct node *node)
 	if (index > sema->options->positional_count) {
 		/* bpftrace treats a missing positional parameter as 0 / "" */
 		node->type = type_int(8, true);
-		node->int_value = 0;
+		node->const_value = 0;
 		return;
 	}
 	if (is_number) {
 		node->type = type_int(8, true);
-		node->int_value = (uint64_t)value;
+		node->const_value = (uint64_t)value;
 	} else {
 		error_at(sema, node->loc, "$%d is '%s', not a number; use str($%d) for text", index,
 			 sema->options->positional[index - 1], index);
@@ -444,7 +444,7 @@ static void fold_binary(struct node *node)
 	if (!node->lhs->is_constant || !node->rhs->is_constant ||
 	    node->lhs->type->kind != TYPE_INT || node->rhs->type->kind != TYPE_INT)
 		return;
-	uint64_t a = node->lhs->int_value, b = node->rhs->int_value;
+	uint64_t a = node->lhs->const_value, b = node->rhs->const_value;
 	bool is_signed = node->type->is_signed;
 	uint64_t value;
 	switch (node->op) {
@@ -474,7 +474,7 @@ static void fold_binary(struct node *node)
 		return;
 	}
 	node->is_constant = true;
-	node->int_value = value;
+	node->const_value = value;
 }
 
 static void check_binary(struct sema *sema, struct node *node)
@@ -541,7 +541,7 @@ static void check_unary(struct sema *sema, struct node *node)
 		node->type = type_int(8, node->op == OP_NEG ? true : node->lhs->type->is_signed);
 		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
 			node->is_constant = true;
-			node->int_value = node->op == OP_NEG ? -node->lhs->int_value : ~node->lhs->int_value;
+			node->const_value = node->op == OP_NEG ? -node->lhs->const_value : ~node->lhs->const_value;
 		}
 		return;
 	case OP_DEREF:
@@ -669,8 +669,14 @@ static void check_map_read(struct sema *sema, struct node *node)
 			error_at(sema, node->loc, "map %s is read but never assigned", map->name);
 		return;
 	}
+	enum type_kind kind = map->value_type->kind;
+	if (kind == TYPE_COUNT || kind == TYPE_SUM || kind == TYPE_MIN || kind == TYPE_MAX ||
+	    kind == TYPE_AVG) {
+		/* read as the combined value of every CPU's share */
+		node->type = type_int(8, kind == TYPE_COUNT ? false : map->value_type->is_signed);
+		return;
+	}
 	if (type_is_aggregation(map->value_type)) {
-		/* a per-CPU partial value would mislead; bpftrace refuses too */
 		error_at(sema, node->loc, "the value of %s (%s) can only be printed, not used in an expression",
 			 map->name, type_name(map->value_type));
 		return;
@@ -682,6 +688,7 @@ static void check_expr(struct sema *sema, struct node *node)
 {
 	switch (node->kind) {
 	case NODE_INT:
+		node->const_value = node->int_value;
 		node->type = node->int_value > INT64_MAX ? type_int(8, false) : type_int(8, true);
 		node->is_constant = true;
 		break;
@@ -697,7 +704,7 @@ static void check_expr(struct sema *sema, struct node *node)
 		break;
 	case NODE_POSITIONAL_COUNT:
 		node->type = type_int(8, true);
-		node->int_value = sema->options->positional_count;
+		node->const_value = sema->options->positional_count;
 		node->is_constant = true;
 		break;
 	case NODE_VAR: {
@@ -784,10 +791,10 @@ static void check_expr(struct sema *sema, struct node *node)
 				error_at(sema, node->loc, "unknown type '%s'", node->name);
 				break;
 			}
-			node->int_value = type->size;
+			node->const_value = type->size;
 		} else {
 			check_expr(sema, node->lhs);
-			node->int_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
+			node->const_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
 		}
 		break;
 	}
@@ -831,7 +838,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			error_at(sema, node->rhs->loc, "this expression has no value to assign");
 			return;
 		}
-		var_assign(sema, target, value && value->kind == TYPE_INT ? type_int(8, value->is_signed) : value);
+		var_assign(sema, target, value);
 		return;
 	}
 	if (target->kind != NODE_MAP) {
@@ -892,9 +899,9 @@ static void check_stmt(struct sema *sema, struct node *node)
 		check_expr(sema, node->lhs);
 		if (!node->lhs->is_constant || !is_int(node->lhs)) {
 			error_at(sema, node->lhs->loc, "unroll needs a constant integer count");
-		} else if (node->lhs->int_value < 1 || node->lhs->int_value > 100) {
+		} else if (node->lhs->const_value < 1 || node->lhs->const_value > 100) {
 			error_at(sema, node->lhs->loc, "unroll count must be between 1 and 100, not %lld",
-				 (long long)node->lhs->int_value);
+				 (long long)node->lhs->const_value);
 		}
 		check_stmts(sema, node->body);
 		break;
@@ -994,11 +1001,14 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		if (!provider) {
 			diag_error(sema->diag, spec_node->loc, "unknown probe type '%s' in '%s'",
 				   spec->provider_name, spec_node->name);
+			probe_spec_free(spec);
 			return -1;
 		}
 		char *error = NULL;
 		int before = probe->points.count;
-		if (provider->expand(spec, &probe->points, &error) < 0) {
+		int expanded = provider->expand(spec, &probe->points, &error);
+		probe_spec_free(spec);
+		if (expanded < 0) {
 			diag_error(sema->diag, spec_node->loc, "%s", error ? error : "invalid probe");
 			free(error);
 			return -1;
@@ -1019,8 +1029,27 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 	return 0;
 }
 
+/* Rewrites has_key(@m, k...) and delete(@m, k...) into the @m[k...] form
+ * once, so the checks (which run several times) see a stable tree. */
+static void desugar(struct node *node)
+{
+	for (; node; node = node->next) {
+		if (node->kind == NODE_CALL && node->args && node->args->kind == NODE_MAP &&
+		    !node->args->args && node->args->next &&
+		    (strcmp(node->name, "has_key") == 0 || strcmp(node->name, "delete") == 0)) {
+			node->args->args = node->args->next;
+			node->args->next = NULL;
+		}
+		struct node *children[] = { node->lhs, node->rhs, node->cond, node->then, node->els,
+					    node->body, node->args, node->predicate };
+		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+			desugar(children[i]);
+	}
+}
+
 int sema_analyze(struct sema *sema, struct ast *ast)
 {
+	desugar(ast->probes);
 	int failures = 0;
 	for (struct node *node = ast->probes; node; node = node->next) {
 		struct probe_info probe = { .node = node };
@@ -1192,14 +1221,14 @@ void check_print(struct sema *sema, struct node *call)
 			if (!is_int_constant(top))
 				error_at(sema, top->loc, "print()'s top must be a constant integer");
 			else
-				event->top = (int)top->int_value;
+				event->top = (int)top->const_value;
 		}
 		if (div) {
 			check_expr(sema, div);
 			if (!is_int_constant(div))
 				error_at(sema, div->loc, "print()'s div must be a constant integer");
 			else
-				event->div = (int)div->int_value;
+				event->div = (int)div->const_value;
 		}
 		return;
 	}
@@ -1255,9 +1284,10 @@ void check_str(struct sema *sema, struct node *call)
 		int index = (int)source->int_value;
 		const char *text = index >= 1 && index <= sema->options->positional_count
 					   ? sema->options->positional[index - 1] : "";
-		source->type = type_string((int)strlen(text) + 1);
-		source->is_constant = true;
-		call->type = source->type;
+		int text_length = (int)strlen(text);
+		if (text_length > sema->options->max_strlen - 1)
+			text_length = sema->options->max_strlen - 1;
+		call->type = type_string(text_length + 1);
 		return;
 	}
 	check_expr(sema, source);
@@ -1265,8 +1295,8 @@ void check_str(struct sema *sema, struct node *call)
 		check_expr(sema, length);
 		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
 			error_at(sema, length->loc, "str()'s length must be an integer");
-		else if (is_int_constant(length) && length->int_value + 1 < (uint64_t)sema->options->max_strlen)
-			call->type = type_string((int)length->int_value + 1);
+		else if (is_int_constant(length) && length->const_value + 1 < (uint64_t)sema->options->max_strlen)
+			call->type = type_string((int)length->const_value + 1);
 	}
 	if (source->type && source->type->kind == TYPE_STRING) {
 		call->type = source->type;
@@ -1337,6 +1367,8 @@ void check_signal(struct sema *sema, struct node *call)
 			if (strcmp(name, names[i]) == 0 || strcmp(name, names[i] + 3) == 0) {
 				call->args->kind = NODE_INT;
 				call->args->int_value = i;
+				call->args->const_value = i;
+				call->args->is_constant = true;
 				call->args->type = type_int(8, true);
 				return;
 			}
@@ -1348,22 +1380,14 @@ void check_signal(struct sema *sema, struct node *call)
 		error_at(sema, call->args->loc, "signal() needs a signal number or name");
 }
 
-/* delete(@m[k]) or delete(@m, k) */
+/* delete(@m[k]); delete(@m, k) was rewritten to that form by desugar() */
 void check_delete(struct sema *sema, struct node *call)
 {
 	struct node *map = call->args;
 	call->type = type_void();
-	if (map->kind != NODE_MAP) {
+	if (map->kind != NODE_MAP || !map->args) {
 		error_at(sema, map->loc, "delete() needs a map element: delete(@m[key])");
 		return;
-	}
-	if (map->next) {
-		if (map->args) {
-			error_at(sema, map->next->loc, "delete(@m[key]) takes no second argument");
-			return;
-		}
-		map->args = map->next;
-		map->next = NULL;
 	}
 	check_map_access(sema, map);
 }
@@ -1405,18 +1429,15 @@ void check_len(struct sema *sema, struct node *call)
 	call->type = type_int(8, true);
 }
 
-/* has_key(@m, k1[, k2...]) */
+/* has_key(@m, k1[, k2...]), rewritten to has_key(@m[k1, ...]) by desugar() */
 void check_has_key(struct sema *sema, struct node *call)
 {
 	struct node *map = call->args;
 	call->type = type_int(8, false);
-	if (map->kind != NODE_MAP || map->args) {
+	if (map->kind != NODE_MAP || !map->args) {
 		error_at(sema, map->loc, "has_key() needs a map and a key: has_key(@m, key)");
 		return;
 	}
-	/* treat the remaining arguments as the keys of a lookup */
-	map->args = map->next;
-	map->next = NULL;
 	check_map_access(sema, map);
 }
 
@@ -1469,10 +1490,10 @@ void check_hist(struct sema *sema, struct node *call)
 	struct node *bits = call->args->next;
 	if (bits) {
 		check_expr(sema, bits);
-		if (!is_int_constant(bits) || bits->int_value > 5)
+		if (!is_int_constant(bits) || bits->const_value > 5)
 			error_at(sema, bits->loc, "hist()'s second argument must be a constant from 0 to 5");
 		else
-			type->hist_bits = (int)bits->int_value;
+			type->hist_bits = (int)bits->const_value;
 	}
 	call->type = type;
 }
@@ -1492,10 +1513,14 @@ void check_lhist(struct sema *sema, struct node *call)
 			return;
 		}
 	}
-	type->lhist_min = (int64_t)min->int_value;
-	type->lhist_max = (int64_t)max->int_value;
-	type->lhist_step = (int64_t)step->int_value;
-	if (type->lhist_step <= 0)
+	type->lhist_min = (int64_t)min->const_value;
+	type->lhist_max = (int64_t)max->const_value;
+	type->lhist_step = (int64_t)step->const_value;
+	if (type->lhist_min < 0)
+		/* as in bpftrace: negative ranges are not supported by lhist */
+		error_at(sema, min->loc, "lhist()'s min must be non-negative, not %lld",
+			 (long long)type->lhist_min);
+	else if (type->lhist_step <= 0)
 		error_at(sema, step->loc, "lhist()'s step must be positive");
 	else if (type->lhist_max <= type->lhist_min)
 		error_at(sema, max->loc, "lhist()'s max must be greater than its min");

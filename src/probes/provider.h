@@ -87,6 +87,8 @@ extern const struct provider *const provider_table[];
 /* Splits "prov:a:b" into a spec (no validation beyond the split). */
 struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc);
 struct probe_point *probe_point_new(const struct provider *provider, const char *name);
+void probe_spec_free(struct probe_spec *spec);
+void probe_point_free(struct probe_point *point);
 
 /* ---- helpers shared by providers (registry.c) ---- */
 

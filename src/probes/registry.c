@@ -75,6 +75,28 @@ struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc)
 	return spec;
 }
 
+void probe_spec_free(struct probe_spec *spec)
+{
+	if (!spec)
+		return;
+	for (int i = 0; i < spec->part_count; i++)
+		free(spec->parts[i]);
+	free(spec->provider_name);
+	free(spec->text);
+	free(spec);
+}
+
+/* Types (args_type) are released with type_free_all, not here. */
+void probe_point_free(struct probe_point *point)
+{
+	if (!point)
+		return;
+	free(point->name);
+	free(point->target);
+	free(point->function);
+	free(point);
+}
+
 struct probe_point *probe_point_new(const struct provider *provider, const char *name)
 {
 	struct probe_point *point = xcalloc(1, sizeof(*point));

@@ -32,6 +32,12 @@
 /* bpftrace's default for cat(): print at most this much of a file. */
 #define EVENTS_CAT_MAX_BYTES 10240
 #define EVENTS_LOST_INTERVAL_NS 100000000ull
+/* Longest a poll may spend handling records before returning to the caller
+ * (which must notice Ctrl-C and the end of the -c child). */
+#define EVENTS_BATCH_BUDGET_NS 100000000ull
+/* What the record callback returns to end a batch early. libbpf has already
+ * consumed the record by then, so nothing is lost or seen twice. */
+#define EVENTS_BATCH_CUT (-ECANCELED)
 
 struct event_loop {
 	struct program *program;
@@ -50,6 +56,8 @@ struct event_loop {
 	uint64_t lost_reported;      /* sum already reported */
 	int lost_reports;
 	uint64_t lost_checked_ns;
+	bool batch_limited;          /* inside event_loop_poll: honour the budget */
+	uint64_t batch_deadline_ns;
 };
 
 static uint64_t events_now_ns(void)
@@ -317,7 +325,8 @@ static int events_handle(void *context, void *data, size_t size)
 		loop->exit_requested = true;
 		loop->exit_code = (int)code;
 		loop->muted = true;
-		break;
+		/* Back to the caller at once, so the probes are detached soon. */
+		return loop->batch_limited ? EVENTS_BATCH_CUT : 0;
 	}
 	case EVENT_PRINT_MAP:
 		map = events_map(loop, event->map_id);
@@ -343,6 +352,10 @@ static int events_handle(void *context, void *data, size_t size)
 		events_join(loop, event, record);
 		break;
 	}
+	/* A ring that refills as fast as it drains would otherwise keep
+	 * ring_buffer__poll() busy for ever. */
+	if (loop->batch_limited && events_now_ns() > loop->batch_deadline_ns)
+		return EVENTS_BATCH_CUT;
 	return 0;
 }
 
@@ -421,7 +434,13 @@ int event_loop_poll(struct event_loop *loop, int timeout_ms)
 	int handled = 0;
 
 	if (loop->ring) {
+		loop->batch_limited = true;
+		loop->batch_deadline_ns = events_now_ns() + (uint64_t)timeout_ms * 1000000ull +
+					  EVENTS_BATCH_BUDGET_NS;
 		handled = ring_buffer__poll(loop->ring, timeout_ms);
+		loop->batch_limited = false;
+		if (handled == EVENTS_BATCH_CUT)
+			handled = 1;
 	} else if (timeout_ms > 0) {
 		struct timespec delay = { timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L };
 

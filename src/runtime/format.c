@@ -477,8 +477,9 @@ void print_attached(const struct output *out, FILE *status, int probe_count)
 		fprintf(status, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
 			probe_count);
 	} else {
-		fprintf(status, "Attaching %d probe%s...\n", probe_count,
-			probe_count == 1 ? "" : "s");
+		/* deliberately not bpftrace's "Attaching N probes...": this is printed
+		 * once every probe is attached, so scripts can wait for it */
+		fprintf(status, "Attached %d probe%s\n", probe_count, probe_count == 1 ? "" : "s");
 	}
 	fflush(status);
 }

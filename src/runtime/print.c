@@ -63,6 +63,8 @@ static void snapshot_free(struct map_snapshot *snap)
 static int snapshot_read(const struct map_desc *map, struct map_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
+	if (map->fd < 0)
+		return -EBADF;
 	snap->key_size = map->key_size;
 	snap->ncpus = 1;
 	snap->value_stride = map->value_size;
@@ -353,9 +355,15 @@ static int compare_entries(const void *pa, const void *pb, void *arg)
 	return c < 0 ? -1 : c > 0;
 }
 
+/* Bytes of the user key: its storage size rounded up to 8, as the code
+ * generator pads it (a hist/lhist bucket number follows). */
 static int user_key_size(const struct map_desc *map)
 {
-	return map->key_type ? type_storage_size(map->key_type) : 0;
+	int size = map->key_type ? (type_storage_size(map->key_type) + 7) & ~7 : 0;
+	bool bucketed = map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST;
+	int available = (int)map->key_size - (bucketed ? 8 : 0);
+
+	return size < available ? size : available < 0 ? 0 : available;
 }
 
 /* First entry to print for print(@m, top): the last `top` after sorting. */
@@ -749,25 +757,31 @@ static void print_histograms(struct strbuf *sb, const struct map_desc *map,
 	struct print_entry *groups = xcalloc(snap->count, sizeof(*groups));
 	int group_count = 0;
 
-	/* Group the (user key, bucket) entries by user key. */
+	/*
+	 * Group the (user key, bucket) entries by user key. Sorted by key then
+	 * bucket, a group's last entry holds its highest bucket, which bounds
+	 * the array it needs (hist(x, k) has 2 + 64 * 2^k possible buckets).
+	 */
 	for (int i = 0; i < snap->count; i++)
 		order[i] = snapshot_key(snap, i);
 	qsort_r(order, snap->count, sizeof(*order), compare_by_key_bytes, &key_bytes);
-	for (int i = 0; i < snap->count; i++) {
-		const unsigned char *key = order[i];
-		struct print_entry *group = group_count ? &groups[group_count - 1] : NULL;
-		if (!group || memcmp(group->key, key, key_bytes) != 0) {
-			group = &groups[group_count++];
-			group->key = key;
-			group->buckets = xcalloc(size, sizeof(uint64_t));
-			group->bucket_count = size;
-		}
-		int index = (int)(key - snap->keys) / (int)snap->key_size;
-		uint64_t bucket = print_read_u64(key + key_bytes);
-		uint64_t count = fold_sum(snap, snapshot_value(snap, index), 0);
-		if (bucket < (uint64_t)size) {
-			group->buckets[bucket] += count;
-			group->order += count;
+	for (int start = 0, end; start < snap->count; start = end) {
+		struct print_entry *group = &groups[group_count++];
+		group->key = order[start];
+		for (end = start + 1; end < snap->count; end++)
+			if (memcmp(order[end], group->key, key_bytes) != 0)
+				break;
+		uint64_t highest = print_read_u64(order[end - 1] + key_bytes);
+		group->bucket_count = highest < (uint64_t)size ? (int)highest + 1 : size;
+		group->buckets = xcalloc(group->bucket_count, sizeof(uint64_t));
+		for (int i = start; i < end; i++) {
+			int index = (int)((order[i] - snap->keys) / snap->key_size);
+			uint64_t bucket = print_read_u64(order[i] + key_bytes);
+			uint64_t count = fold_sum(snap, snapshot_value(snap, index), 0);
+			if (bucket < (uint64_t)group->bucket_count) {
+				group->buckets[bucket] += count;
+				group->order += count;
+			}
 		}
 	}
 
@@ -788,7 +802,7 @@ static void print_histograms(struct strbuf *sb, const struct map_desc *map,
 		put_entry_start(sb, map, groups[i].key, json);
 		if (!json)
 			strbuf_putc(sb, '\n');
-		put_histogram(sb, type, groups[i].buckets, size, div, json);
+		put_histogram(sb, type, groups[i].buckets, groups[i].bucket_count, div, json);
 	}
 	if (json) {
 		if (group_count)

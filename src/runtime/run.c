@@ -287,18 +287,16 @@ static int run_compare_maps(const void *a, const void *b)
 }
 
 /*
- * At exit bpftrace prints two newlines, then every map sorted by name. The
- * newlines go to stdout even with -o FILE or -f json (bpftrace 0.17 writes
- * them there in every mode), so they are not part of the program's output.
+ * At exit bpftrace prints two newlines, then every map sorted by name.
+ * (bpftrace 0.17 writes the newlines to stdout even with -o FILE; sonde
+ * keeps all of a program's output in one place, so stdout stays empty.)
  */
 static void run_print_maps(struct run_state *state)
 {
 	const struct map_desc **maps;
 	int count = 0;
 
-	fputs("\n\n", stdout);
-	if (state->output.file != stdout)
-		fflush(stdout);
+	fputs("\n\n", state->output.file);
 	maps = xcalloc((size_t)state->program->maps.count + 1, sizeof(*maps));
 	for (int i = 0; i < state->program->maps.count; i++) {
 		const struct map_desc *map = &state->program->maps.items[i];

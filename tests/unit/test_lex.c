@@ -97,6 +97,9 @@ static const struct lex_case lex_cases[] = {
 	  "ident(b) eof" },
 	{ "unexpected_control_character", NORMAL, "\x01",
 	  "error(1:1+1 unexpected character '\\x01') eof" },
+	{ "single_quote", NORMAL, "'a'",
+	  "error(1:1+1 single quotes are not allowed; strings use double quotes) ident(a) "
+	  "error(1:3+1 single quotes are not allowed; strings use double quotes) eof" },
 	{ "unexpected_backtick", NORMAL, "`", "error(1:1+1 unexpected character '`') eof" },
 
 	/* probe mode */

@@ -932,7 +932,7 @@ static const struct parse_case parse_error_cases[] = {
 	  "               ^~\n" },
 	{ "missing_closing_brace",
 	  "BEGIN {\n  print(1);\n",
-	  "stdin:1:7: error: unterminated block: no '}' before end of input\n"
+	  "stdin:1:7: error: unterminated block: expected '}' before end of input\n"
 	  "BEGIN {\n"
 	  "      ^\n" },
 	{ "stray_closing_brace",
@@ -948,14 +948,14 @@ static const struct parse_case parse_error_cases[] = {
 	  "stdin: error: no probes in program\n" },
 	{ "assign_to_field",
 	  "BEGIN { $x.a = 1 }",
-	  "stdin:1:12: error: cannot assign to this expression: the left side of '=' must be a $variable or @map\n"
+	  "stdin:1:14: error: cannot assign to this expression: the left side of '=' must be a $variable or @map\n"
 	  "BEGIN { $x.a = 1 }\n"
-	  "           ^\n" },
+	  "             ^\n" },
 	{ "assign_to_call",
 	  "BEGIN { f() += 1; }",
-	  "stdin:1:9: error: cannot assign to this expression: the left side of '+=' must be a $variable or @map\n"
+	  "stdin:1:13: error: cannot assign to this expression: the left side of '+=' must be a $variable or @map\n"
 	  "BEGIN { f() += 1; }\n"
-	  "        ^\n" },
+	  "            ^~\n" },
 	{ "if_without_paren",
 	  "BEGIN { if x { } }",
 	  "stdin:1:12: error: expected '(' after 'if', found identifier 'x'\n"
@@ -1071,6 +1071,16 @@ static const struct parse_case parse_error_cases[] = {
 	  "stdin:1:16: error: expected '(' after 'unroll', found integer '5'\n"
 	  "BEGIN { unroll 5 { } }\n"
 	  "               ^\n" },
+	{ "assign_to_literal",
+	  "BEGIN { 1 = 2; }",
+	  "stdin:1:11: error: cannot assign to this expression: the left side of '=' must be a $variable or @map\n"
+	  "BEGIN { 1 = 2; }\n"
+	  "          ^\n" },
+	{ "statement_cut_off_by_end_of_input",
+	  "BEGIN { printf(\"x\\n\") ",
+	  "stdin:1:23: error: expected ';' or '}' after statement, found end of input\n"
+	  "BEGIN { printf(\"x\\n\") \n"
+	  "                      ^\n" },
 	{ "second_probe_error",
 	  "BEGIN { }\nkprobe:f { @x = }",
 	  "stdin:2:17: error: expected an expression, found '}'\n"
@@ -1078,7 +1088,7 @@ static const struct parse_case parse_error_cases[] = {
 	  "                ^\n" },
 	{ "unclosed_inner_block",
 	  "BEGIN {\n  if (1) {\n    print(1);\n}\n",
-	  "stdin:1:7: error: unterminated block: no '}' before end of input\n"
+	  "stdin:1:7: error: unterminated block: expected '}' before end of input\n"
 	  "BEGIN {\n"
 	  "      ^\n" },
 	{ "string_spans_lines",
