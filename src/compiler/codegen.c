@@ -1191,8 +1191,50 @@ struct value generate_exit(struct codegen *gen, struct node *call)
 	return value_none();
 }
 
+/* join(argv[, delimiter]): up to join_count strings from a NULL-terminated
+ * array of string pointers. The record (over 1 KiB) is built in the per-CPU
+ * scratch buffer rather than on the stack; each slot starts empty so a short
+ * argv leaves nothing from an earlier event behind. */
 struct value generate_join(struct codegen *gen, struct node *call)
 {
+	const struct event_desc *event = event_of(gen, call);
+	const struct event_arg *arg = &event->args[0];
+	int slot_size = arg->type->size / event->join_count;
+	bool is_user = call->args->type->kind != TYPE_POINTER || call->args->type->is_user_pointer;
+	int array = value_to_reg(gen, gen_expr(gen, call->args));
+	int key = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	int record = map_lookup(gen, gen->program->scratch_map_id, key);
+	int done = ir_new_label(&gen->fn), send = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, record, 0, done);
+	int index = const_reg(gen, call->event_id - 1);
+	ir_store(&gen->fn, 8, record, 0, index);
+	for (int i = 0; i < event->join_count; i++)
+		ir_store_imm(&gen->fn, 1, record, (int16_t)(arg->offset + i * slot_size), 0);
+	int element = stack_alloc(gen, 8);
+	for (int i = 0; i < event->join_count; i++) {
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)element, 0);
+		int source = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, source, array);
+		ir_alu_imm(&gen->fn, BPF_ADD, source, i * 8);
+		struct helper_arg read[3] = { ARG_STACK(element), ARG_IMM(8), ARG_REG(source) };
+		call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, read, 3);
+		int string = load_int(gen, BPF_REG_10, element, 8, false);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, string, 0, send);
+		int slot = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, slot, record);
+		ir_alu_imm(&gen->fn, BPF_ADD, slot, arg->offset + i * slot_size);
+		struct helper_arg copy[3] = { ARG_REG(slot), ARG_IMM(slot_size), ARG_REG(string) };
+		call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str,
+			    copy, 3);
+	}
+	ir_label(&gen->fn, send);
+	struct helper_arg output[4] = { ARG_MAP(gen->program->ringbuf_map_id), ARG_REG(record),
+					ARG_IMM(event->record_size), ARG_IMM(0) };
+	int result = call_helper(gen, BPF_FUNC_ringbuf_output, output, 4);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, done);
+	count_lost_event(gen);
+	ir_label(&gen->fn, done);
 	return value_none();
 }
 

@@ -88,6 +88,16 @@ int compile_program(const struct source *source, const struct compile_options *o
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);
+		/* records too big for the 512-byte BPF stack are built in a per-CPU buffer */
+		int scratch_bytes = 0;
+		for (int i = 0; i < program->events.count; i++)
+			if (program->events.items[i].kind == EVENT_JOIN &&
+			    program->events.items[i].record_size > scratch_bytes)
+				scratch_bytes = program->events.items[i].record_size;
+		if (scratch_bytes)
+			program->scratch_map_id = add_internal_map(program, ".scratch", MAP_ROLE_SCRATCH,
+								   BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+								   (uint32_t)scratch_bytes, 1);
 	}
 	for (int i = 0; result == 0 && i < sema.probes.count; i++) {
 		struct probe_info *probe = &sema.probes.items[i];
@@ -120,6 +130,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 		free(probe->points.items);
 	}
 	free(sema.probes.items);
+	free(sema.map_first_use.items);
 	ast_free(&ast);
 	return result;
 }

@@ -86,6 +86,8 @@ static struct map_desc *map_for(struct sema *sema, struct node *map_node)
 		.max_entries = MAX_MAP_ENTRIES,
 	};
 	vec_push(&program->maps, map);
+	while (sema->map_first_use.count <= map.id)
+		vec_push(&sema->map_first_use, map_node->loc);
 	map_node->map_id = map.id;
 	return &program->maps.items[map.id];
 }
@@ -1074,7 +1076,8 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	for (int i = 0; i < sema->program->maps.count; i++) {
 		struct map_desc *map = &sema->program->maps.items[i];
 		if (map->role == MAP_ROLE_USER && !map->value_type) {
-			diag_error_noloc(sema->diag, "map %s is used but never assigned a value", map->name);
+			diag_error(sema->diag, sema->map_first_use.items[i], "map %s is used but never assigned a value",
+				   map->name);
 			sema->error_count++;
 		}
 	}

@@ -31,6 +31,7 @@ struct sema {
 	struct program *program;
 	VEC(struct probe_info) probes;
 	/* the probe and point being checked */
+	VEC(struct src_loc) map_first_use;  /* by map id: where each user map first appears */
 	struct probe_info *probe;
 	struct probe_point *point;
 	int loop_depth;
