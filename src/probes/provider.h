@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../common/diag.h"
 #include "../common/types.h"
@@ -39,6 +40,26 @@ enum probe_feature {
 	PROBE_HAS_FUNC = 1 << 3,    /* func */
 };
 
+/* Where one argument (or the return value) of a probe lives, for providers
+ * whose arguments are not a context record: uprobes and kprobes (the
+ * calling convention's registers in struct pt_regs) and USDT (whatever the
+ * probe's note says). The code generator reads arguments only through this. */
+enum arg_location_kind {
+	ARG_LOCATION_REGISTER, /* the pt_regs field at ctx + register_offset */
+	ARG_LOCATION_MEMORY,   /* *(size *)(base + index * scale + displacement) in the traced process */
+	ARG_LOCATION_CONSTANT, /* the constant `displacement` */
+};
+
+struct arg_location {
+	enum arg_location_kind kind;
+	int register_offset;   /* offsetof(struct pt_regs, reg) of the (base) register */
+	int index_offset;      /* MEMORY: pt_regs offset of an index register, or -1 */
+	int scale;             /* MEMORY: 1, 2, 4 or 8 */
+	int64_t displacement;  /* MEMORY: added to the address; CONSTANT: the value */
+	int size;              /* 1, 2, 4 or 8 bytes */
+	bool is_signed;
+};
+
 /* A probe as written, split at ':' — before wildcard expansion. */
 struct probe_spec {
 	char *text;            /* as written: "t:syscalls:sys_enter_*" */
@@ -60,6 +81,14 @@ struct probe_point {
 	enum args_access args_access;
 	unsigned features;     /* enum probe_feature bits */
 	struct type *args_type;/* TYPE_RECORD for `args`; filled by describe() */
+	/* ARGS_PT_REGS: where arg0..argN and retval are (filled by expand/describe) */
+	int arg_count;                   /* argN with N >= arg_count is an error */
+	struct arg_location *arg_locations;
+	struct arg_location retval_location; /* valid when features has PROBE_HAS_RETVAL */
+	char *binary_path;     /* uprobe/usdt: the object file attached to */
+	uint64_t binary_offset;/* uprobe/usdt: file offset of the probed instruction */
+	uint64_t semaphore_offset; /* usdt: file offset of the semaphore, 0 if none */
+	pid_t pid;             /* attach to this process only (-p), 0 for all */
 };
 
 typedef VEC(struct probe_point *) probe_point_list;

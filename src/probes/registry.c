@@ -94,6 +94,8 @@ void probe_point_free(struct probe_point *point)
 	free(point->name);
 	free(point->target);
 	free(point->function);
+	free(point->arg_locations);
+	free(point->binary_path);
 	free(point);
 }
 
