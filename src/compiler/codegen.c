@@ -345,6 +345,33 @@ static int config_field(struct codegen *gen, int field_offset)
 	return result;
 }
 
+/* An argument the provider located in pt_regs, in the traced process's
+ * memory, or as a constant (USDT), converted to its size and signedness. */
+static int read_arg_location(struct codegen *gen, const struct arg_location *location)
+{
+	struct type *type = type_int(location->size ? location->size : 8, location->is_signed);
+	if (location->kind == ARG_LOCATION_CONSTANT)
+		return const_reg(gen, location->displacement);
+	int value = load_int(gen, gen->ctx_reg, location->register_offset, 8, false);
+	if (location->kind == ARG_LOCATION_REGISTER) {
+		convert_int(gen, value, type);
+		return value;
+	}
+	if (location->index_offset >= 0) {
+		int index = load_int(gen, gen->ctx_reg, location->index_offset, 8, false);
+		if (location->scale > 1)
+			ir_alu_imm(&gen->fn, BPF_MUL, index, location->scale);
+		ir_alu(&gen->fn, BPF_ADD, value, index);
+	}
+	if (location->displacement)
+		ir_alu_imm(&gen->fn, BPF_ADD, value, (int32_t)location->displacement);
+	int slot = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(type->size), ARG_REG(value) };
+	call_helper(gen, BPF_FUNC_probe_read_user, args, 3);
+	return load_int(gen, BPF_REG_10, slot, type->size, type->is_signed);
+}
+
 static struct value gen_builtin(struct codegen *gen, struct node *node)
 {
 	const char *name = node->name;
@@ -401,7 +428,19 @@ static struct value gen_builtin(struct codegen *gen, struct node *node)
 	}
 	if (strcmp(name, "probe") == 0)
 		return gen_string_constant(gen, gen->point->name, (int)strlen(gen->point->name), type);
-	/* args, argN, retval, func arrive with the providers that offer them */
+	if (strcmp(name, "func") == 0) {
+		const char *function = gen->point->function ? gen->point->function : "";
+		return gen_string_constant(gen, function, (int)strlen(function), type);
+	}
+	if (strcmp(name, "retval") == 0)
+		return value_reg(read_arg_location(gen, &gen->point->retval_location), type);
+	if (strncmp(name, "arg", 3) == 0) {
+		int index = atoi(name + 3);
+		if (gen->point->args_access == ARGS_U64_ARRAY)
+			return value_reg(load_int(gen, gen->ctx_reg, index * 8, 8, false), type);
+		if (gen->point->args_access == ARGS_PT_REGS && index < gen->point->arg_count)
+			return value_reg(read_arg_location(gen, &gen->point->arg_locations[index]), type);
+	}
 	return value_reg(const_reg(gen, 0), type_int(8, true));
 }
 

@@ -332,7 +332,20 @@ static void check_builtin(struct sema *sema, struct node *node)
 			node->type = type_none();
 			return;
 		}
-		node->type = type_int(8, false);
+		int index = parse_arg_index(name);
+		struct probe_point *point = sema->point;
+		if (point->args_access == ARGS_PT_REGS && index >= point->arg_count) {
+			error_at(sema, node->loc, "%s is out of range: probe %s has %d argument%s", name,
+				 point->name, point->arg_count, point->arg_count == 1 ? "" : "s");
+			node->type = type_none();
+			return;
+		}
+		if (point->args_access == ARGS_PT_REGS && point->arg_locations &&
+		    point->arg_locations[index].size < 8)
+			node->type = type_int(point->arg_locations[index].size,
+					      point->arg_locations[index].is_signed);
+		else
+			node->type = type_int(8, false);
 		return;
 	}
 	for (size_t i = 0; i < sizeof(builtin_vars) / sizeof(builtin_vars[0]); i++) {
@@ -350,7 +363,9 @@ static void check_builtin(struct sema *sema, struct node *node)
 			node->type = type_none();
 			return;
 		}
-		if (var->is_string)
+		if (strcmp(name, "func") == 0)
+			node->type = type_string((int)strlen(sema->point->function ? sema->point->function : "") + 1);
+		else if (var->is_string)
 			node->type = type_string(var->size ? var->size : sema->options->max_strlen);
 		else
 			node->type = type_int(var->size, var->is_signed);
