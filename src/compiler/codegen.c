@@ -420,8 +420,8 @@ static struct value gen_builtin(struct codegen *gen, struct node *node)
 	if (strcmp(name, "cpid") == 0)
 		return value_reg(const_reg(gen, gen->sema->options->child_pid), type);
 	if (strcmp(name, "comm") == 0) {
+		/* no zeroing: the helper fills all 16 bytes, padding with NULs */
 		int offset = stack_alloc(gen, 16);
-		zero_stack(gen, offset, 16);
 		struct helper_arg args[2] = { ARG_STACK(offset), ARG_IMM(16) };
 		call_helper(gen, BPF_FUNC_get_current_comm, args, 2);
 		return value_stack(offset, type);
@@ -1414,7 +1414,8 @@ static struct aggregation_site aggregation_begin(struct codegen *gen, int bucket
 	return site;
 }
 
-/* Adds `amount` to the u64 at value+field (a hit) or inserts it (a miss). */
+/* Adds `amount` (a register, or the constant 1 when amount is -1) to the
+ * u64 at the start of the value on a hit, or inserts it on a miss. */
 static void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount,
 			    bool with_count)
 {
@@ -1422,7 +1423,10 @@ static void aggregation_add(struct codegen *gen, struct aggregation_site *site, 
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, site->pointer, 0, missing);
 	int current = ir_new_vreg(&gen->fn);
 	ir_load(&gen->fn, 8, current, site->pointer, 0);
-	ir_alu(&gen->fn, BPF_ADD, current, amount);
+	if (amount < 0)
+		ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
+	else
+		ir_alu(&gen->fn, BPF_ADD, current, amount);
 	ir_store(&gen->fn, 8, site->pointer, 0, current);
 	if (with_count) {
 		ir_load(&gen->fn, 8, current, site->pointer, 8);
@@ -1432,7 +1436,10 @@ static void aggregation_add(struct codegen *gen, struct aggregation_site *site, 
 	ir_jump(&gen->fn, done);
 	ir_label(&gen->fn, missing);
 	int value = stack_alloc(gen, site->map->value_size);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
+	if (amount < 0)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)value, 1);
+	else
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
 	if (with_count)
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(value + 8), 1);
 	map_update(gen, site->map->id, site->key, value);
@@ -1442,7 +1449,7 @@ static void aggregation_add(struct codegen *gen, struct aggregation_site *site, 
 struct value generate_count(struct codegen *gen, struct node *call)
 {
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, const_reg(gen, 1), false);
+	aggregation_add(gen, &site, -1, false);
 	return value_none();
 }
 
@@ -1551,7 +1558,7 @@ struct value generate_hist(struct codegen *gen, struct node *call)
 	int bits = gen->program->maps.items[gen->assign_target->map_id].value_type->hist_bits;
 	int bucket = gen_hist_bucket(gen, value, bits);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, const_reg(gen, 1), false);
+	aggregation_add(gen, &site, -1, false);
 	return value_none();
 }
 
@@ -1574,7 +1581,7 @@ struct value generate_lhist(struct codegen *gen, struct node *call)
 	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
 	ir_label(&gen->fn, done);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, const_reg(gen, 1), false);
+	aggregation_add(gen, &site, -1, false);
 	return value_none();
 }
 

@@ -239,9 +239,49 @@ static void rewrite(struct ir_function *fn, const struct interval *intervals)
 	fn->insns = out.insns;
 }
 
+/* Drops instructions whose only effect is to set a virtual register that
+ * nothing reads (a context copy in a program that never uses the context,
+ * a helper's unused result), repeating until none is left. */
+static void remove_dead_definitions(struct ir_function *fn)
+{
+	int *uses = xcalloc(fn->vreg_count + 1, sizeof(int));
+	bool changed = true;
+	while (changed) {
+		changed = false;
+		memset(uses, 0, sizeof(int) * (fn->vreg_count + 1));
+		for (int i = 0; i < fn->insns.count; i++) {
+			const struct ir_insn *insn = &fn->insns.items[i];
+			if (insn_uses_src_reg(insn) && insn->src >= IR_FIRST_VREG)
+				uses[insn->src - IR_FIRST_VREG]++;
+			if (insn_reads_dst(insn) && insn->dst >= IR_FIRST_VREG)
+				uses[insn->dst - IR_FIRST_VREG]++;
+			/* stores and jumps read their dst register as an operand */
+			if (insn->kind == IR_INSN && (BPF_CLASS(insn->code) == BPF_STX ||
+						      BPF_CLASS(insn->code) == BPF_ST) &&
+			    insn->dst >= IR_FIRST_VREG)
+				uses[insn->dst - IR_FIRST_VREG]++;
+		}
+		int kept = 0;
+		for (int i = 0; i < fn->insns.count; i++) {
+			const struct ir_insn *insn = &fn->insns.items[i];
+			bool defines_only = insn_writes_dst(insn) && insn->dst >= IR_FIRST_VREG &&
+					    (insn->kind != IR_INSN || BPF_CLASS(insn->code) != BPF_LDX ||
+					     insn->src == BPF_REG_10 || true);
+			if (defines_only && uses[insn->dst - IR_FIRST_VREG] == 0) {
+				changed = true;
+				continue;
+			}
+			fn->insns.items[kept++] = *insn;
+		}
+		fn->insns.count = kept;
+	}
+	free(uses);
+}
+
 int regalloc_run(struct ir_function *fn, char **error)
 {
 	ir_remove_unreachable(fn);
+	remove_dead_definitions(fn);
 	int count = fn->vreg_count;
 	struct interval *intervals = xcalloc(count + 1, sizeof(*intervals));
 	for (int v = 0; v < count; v++) {
