@@ -387,6 +387,9 @@ static struct type *parse_int_type_name(const char *name)
 		{ "long", 8, true },   { "unsigned int", 4, false }, { "unsigned long", 8, false },
 		{ "u8", 1, false }, { "u16", 2, false }, { "u32", 4, false }, { "u64", 8, false },
 		{ "s8", 1, true }, { "s16", 2, true }, { "s32", 4, true }, { "s64", 8, true },
+		{ "pid_t", 4, true }, { "uid_t", 4, false }, { "gid_t", 4, false }, { "size_t", 8, false },
+		{ "ssize_t", 8, true }, { "off_t", 8, true }, { "unsigned char", 1, false },
+		{ "unsigned short", 2, false }, { "long long", 8, true }, { "unsigned long long", 8, false },
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(names[i].name, name) == 0)
@@ -809,6 +812,9 @@ static void check_expr(struct sema *sema, struct node *node)
 				break;
 			}
 			node->const_value = type->size;
+		} else if (node->lhs->kind == NODE_BUILTIN && parse_int_type_name(node->lhs->name)) {
+			/* sizeof(pid_t) style: the parser cannot tell a type name from an identifier */
+			node->const_value = parse_int_type_name(node->lhs->name)->size;
 		} else {
 			check_expr(sema, node->lhs);
 			node->const_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
@@ -831,8 +837,27 @@ static void check_expr(struct sema *sema, struct node *node)
 static void check_assign(struct sema *sema, struct node *node)
 {
 	struct node *target = node->lhs;
+	struct type *declared = NULL;
+	if (node->name) { /* let $x: TYPE [= value] */
+		declared = parse_int_type_name(node->name);
+		if (!declared) {
+			error_at(sema, node->loc, "unknown type '%s' in declaration of $%s", node->name,
+				 target->name);
+			return;
+		}
+	}
 	if (!node->rhs) { /* `let $x;` declares without a value */
-		var_assign(sema, target, type_int(8, true));
+		var_assign(sema, target, declared ? declared : type_int(8, true));
+		return;
+	}
+	if (declared) {
+		check_expr(sema, node->rhs);
+		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !is_int(node->rhs)) {
+			error_at(sema, node->rhs->loc, "$%s is declared %s but assigned %s", target->name,
+				 node->name, type_name(node->rhs->type));
+			return;
+		}
+		var_assign(sema, target, declared);
 		return;
 	}
 	check_expr(sema, node->rhs);
