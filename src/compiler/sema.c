@@ -1141,6 +1141,8 @@ static struct event_desc *new_event(struct sema *sema, struct node *call, enum e
 	    program->events.items[call->event_id - 1].loc.line == call->loc.line &&
 	    program->events.items[call->event_id - 1].loc.column == call->loc.column) {
 		struct event_desc *event = &program->events.items[call->event_id - 1];
+		for (int i = 0; i < event->arg_count; i++)
+			free(event->args[i].strftime_format);
 		free(event->args);
 		free(event->format);
 		memset(event, 0, sizeof(*event));

@@ -1581,8 +1581,8 @@ static void test_status_lines(void)
 	print_lost(&json_out, file, 7);
 	fclose(file);
 	check_text("status_lines", text,
-		   "Attaching 1 probe...\n"
-		   "Attaching 3 probes...\n"
+		   "Attached 1 probe\n"
+		   "Attached 3 probes\n"
 		   "{\"type\": \"attached_probes\", \"data\": {\"probes\": 2}}\n"
 		   "Lost 5 events\n"
 		   "{\"type\": \"lost_events\", \"data\": {\"events\": 7}}\n");

@@ -1,0 +1,166 @@
+/*
+ * workload.c - the event generator the benchmarks trace.
+ *
+ * The harness (bench/run.py) builds this with cc and runs it under a tracer.
+ * It makes a known number of system calls so that a tracer's cost can be
+ * divided by a known number of events, and so that lines printed by a tracer
+ * can be compared with lines that should have been printed.
+ *
+ *     workload write N        N write(2)s to /dev/null, sizes 1..8192
+ *     workload read N         N read(2)s from /dev/zero, sizes 1..8192
+ *     workload open N         N openat(2)s of a few fixed paths (and closes)
+ *     workload getppid N RATE N getppid(2)s paced at RATE per second
+ *                             (RATE 0: as fast as possible)
+ *
+ * Before the first system call of the measured loop it waits for a line on
+ * standard input, so that the harness can start it, attach a tracer, and then
+ * release it. With "-n" it starts at once. When done it prints one line:
+ *
+ *     done N SECONDS
+ *
+ * The sizes follow a fixed pseudo-random walk over 1..8192 so that hist()
+ * and lhist() see many buckets, the same ones on every run.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SIZE 8192
+
+static char buffer[MAX_SIZE];
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static size_t size_for(long i)
+{
+	return 1 + (size_t)((i * 7919) % MAX_SIZE);
+}
+
+static int run_write(long count)
+{
+	int fd = open("/dev/null", O_WRONLY);
+
+	if (fd < 0)
+		return -1;
+	for (long i = 0; i < count; i++)
+		if (write(fd, buffer, size_for(i)) < 0)
+			return -1;
+	close(fd);
+	return 0;
+}
+
+static int run_read(long count)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	for (long i = 0; i < count; i++)
+		if (read(fd, buffer, size_for(i)) < 0)
+			return -1;
+	close(fd);
+	return 0;
+}
+
+static int run_open(long count)
+{
+	/* Paths of different lengths, all present on any Debian system. */
+	static const char *const paths[] = {
+		"/etc/hostname", "/etc/passwd", "/etc/os-release",
+		"/usr/lib/os-release", "/proc/self/stat",
+	};
+	size_t npaths = sizeof(paths) / sizeof(paths[0]);
+
+	for (long i = 0; i < count; i++) {
+		int fd = open(paths[i % npaths], O_RDONLY);
+
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Paced in small batches: after each batch, spin until the clock says the
+ * next batch is due. Spinning rather than sleeping keeps the pace even at
+ * rates where a sleep's wake-up latency would be larger than the gap.
+ */
+static int run_getppid(long count, double rate)
+{
+	const long batch = 64;
+	double start = now_seconds();
+
+	for (long i = 0; i < count; i++) {
+		syscall(SYS_getppid);
+		if (rate > 0 && (i + 1) % batch == 0) {
+			double due = start + (i + 1) / rate;
+
+			while (now_seconds() < due)
+				;
+		}
+	}
+	return 0;
+}
+
+static void __attribute__((noreturn)) usage(void)
+{
+	fprintf(stderr, "usage: workload [-n] write|read|open N | getppid N RATE\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	int wait_for_go = 1;
+	int argi = 1;
+	const char *mode;
+	long count;
+	double rate = 0;
+	char line[64];
+	double start, elapsed;
+	int err;
+
+	if (argi < argc && strcmp(argv[argi], "-n") == 0) {
+		wait_for_go = 0;
+		argi++;
+	}
+	if (argc - argi < 2)
+		usage();
+	mode = argv[argi];
+	count = atol(argv[argi + 1]);
+	if (argc - argi >= 3)
+		rate = atof(argv[argi + 2]);
+	memset(buffer, 'x', sizeof(buffer));
+
+	if (wait_for_go && !fgets(line, sizeof(line), stdin))
+		return 1;
+
+	start = now_seconds();
+	if (strcmp(mode, "write") == 0)
+		err = run_write(count);
+	else if (strcmp(mode, "read") == 0)
+		err = run_read(count);
+	else if (strcmp(mode, "open") == 0)
+		err = run_open(count);
+	else if (strcmp(mode, "getppid") == 0)
+		err = run_getppid(count, rate);
+	else
+		usage();
+	elapsed = now_seconds() - start;
+	if (err) {
+		perror("workload");
+		return 1;
+	}
+	printf("done %ld %.6f\n", count, elapsed);
+	return 0;
+}
