@@ -38,7 +38,7 @@ static const struct sema_case cases[] = {
 	{ "aggregation as statement", "BEGIN { count(); }",
 	  "stdin:1:9: error: count() must be assigned to a map: @x = count(...)" },
 	{ "aggregation read", "BEGIN { @x = stats(1); $y = @x + 1; }",
-	  "stdin:1:28: error: the value of @x (stats()) can only be printed, not used in an expression" },
+	  "stdin:1:29: error: the value of @x (stats()) can only be printed, not used in an expression" },
 	{ "count read combines cpus", "BEGIN { @x = count(); $y = @x + 1; }", NULL },
 	{ "printf too few args", "BEGIN { printf(\"%d %d\\n\", 1); }",
 	  "stdin:1:9: error: printf() format has 2 conversions but 1 argument is given" },
