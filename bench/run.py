@@ -1,0 +1,622 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks of sonde against Debian's bpftrace.
+
+Runs every benchmark for both tools in the same run, alternating them, and
+prints one table: the median of each tool, the ratio sonde/bpftrace, and the
+target that ratio should meet. Everything measured is a real run of the real
+binaries on the real kernel. The same numbers go to bench/results/latest.json.
+
+    sudo python3 bench/run.py            full run (under 10 minutes)
+    sudo python3 bench/run.py --quick    fewer repetitions (under 2 minutes)
+    sudo python3 bench/run.py --only startup,kernel
+
+The five groups (see bench/README.md for what each one means):
+
+  startup   wall time to the attach message and to exit, and peak RSS
+  kernel    run_time_ns / run_cnt of the BPF programs (kernel.bpf_stats_enabled)
+            and the size of those programs in instructions
+  dd        slowdown of dd bs=1 traced by each tool, against untraced
+  delivery  highest printf rate delivered without loss; loss at full speed
+  footprint binary plus its shared libraries beyond libc
+
+The tracers' programs are found through /proc/PID/fdinfo: every BPF program
+file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
+run_cnt there, so no tool has to name its programs in any particular way.
+"""
+
+import argparse
+import collections
+import datetime
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_DIR = os.path.dirname(BENCH_DIR)
+SONDE = os.path.join(REPO_DIR, "build", "sonde")
+BPFTRACE = "/usr/bin/bpftrace"
+RESULTS_DIR = os.path.join(BENCH_DIR, "results")
+BPF_PROG_TYPE_TRACEPOINT = 5
+
+# Debian packages the benchmarks need, by the command that shows they are there.
+PACKAGES = ["bpftrace", "bpftool", "strace", "gcc", "make", "libbpf-dev", "libelf-dev", "zlib1g-dev"]
+
+TOOLS = ["sonde", "bpftrace"]
+
+
+# ---------------------------------------------------------------- helpers
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def tool_command(tool, program, extra=()):
+    binary = SONDE if tool == "sonde" else BPFTRACE
+    return [binary, *extra, "-e", program]
+
+
+def attach_pattern(tool):
+    """sonde: "Attached N probes" on stderr; bpftrace: "Attaching N probes..." on stdout."""
+    return re.compile(r"Attached \d+ probe" if tool == "sonde" else r"Attaching \d+ probe")
+
+
+def ensure_packages():
+    missing = []
+    for package in PACKAGES:
+        result = subprocess.run(["dpkg-query", "-W", "-f", "${Status}", package],
+                                capture_output=True, text=True)
+        if "install ok installed" not in result.stdout:
+            missing.append(package)
+    if missing:
+        log("installing " + " ".join(missing))
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-q", *missing], check=True, env=env)
+
+
+def build(workdir):
+    if not os.path.exists(SONDE):
+        log("building sonde")
+        subprocess.run(["make", "-C", REPO_DIR], check=True)
+    workload = os.path.join(workdir, "workload")
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", workload,
+                    os.path.join(BENCH_DIR, "workload.c")], check=True)
+    return workload
+
+
+def read_sysctl(name):
+    with open("/proc/sys/" + name.replace(".", "/")) as f:
+        return f.read().strip()
+
+
+def write_sysctl(name, value):
+    with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
+        f.write(str(value))
+
+
+def bpf_programs(pid):
+    """The BPF programs process pid holds open, from /proc/PID/fdinfo."""
+    programs = {}
+    fdinfo_dir = "/proc/%d/fdinfo" % pid
+    try:
+        fds = os.listdir(fdinfo_dir)
+    except OSError:
+        return programs
+    for fd in fds:
+        try:
+            with open(os.path.join(fdinfo_dir, fd)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = dict(re.findall(r"^(\w+):\s*(\S+)", text, re.M))
+        if "prog_id" not in fields:
+            continue
+        programs[int(fields["prog_id"])] = {
+            "id": int(fields["prog_id"]),
+            "type": int(fields.get("prog_type", -1)),
+            "run_time_ns": int(fields.get("run_time_ns", 0)),
+            "run_cnt": int(fields.get("run_cnt", 0)),
+        }
+    return programs
+
+
+def bpftool_program(prog_id):
+    """Name and translated size of one program, from bpftool."""
+    result = subprocess.run(["bpftool", "prog", "show", "id", str(prog_id), "-j"],
+                            capture_output=True, text=True)
+    try:
+        info = json.loads(result.stdout)
+    except ValueError:
+        return {}
+    return {"name": info.get("name", ""), "insns": info.get("bytes_xlated", 0) // 8,
+            "jited": info.get("bytes_jited", 0)}
+
+
+def dump_xlated(prog_id, path):
+    result = subprocess.run(["bpftool", "prog", "dump", "xlated", "id", str(prog_id)],
+                            capture_output=True, text=True)
+    with open(path, "w") as f:
+        f.write(result.stdout)
+
+
+class Tracer:
+    """One tracer process with its output in files, started and stopped by us."""
+
+    def __init__(self, tool, program, workdir, tag, extra=()):
+        self.tool = tool
+        self.stdout_path = os.path.join(workdir, "%s-%s.out" % (tag, tool))
+        self.stderr_path = os.path.join(workdir, "%s-%s.err" % (tag, tool))
+        self.watch_path = self.stderr_path if tool == "sonde" else self.stdout_path
+        self.started = time.monotonic()
+        with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
+            self.proc = subprocess.Popen(tool_command(tool, program, extra),
+                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+
+    def wait_attached(self, timeout=60, settle=0.3):
+        """Wait for the attach message, then a little more: bpftrace prints
+        its message before it attaches."""
+        pattern = attach_pattern(self.tool)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with open(self.watch_path) as f:
+                if pattern.search(f.read()):
+                    time.sleep(settle)
+                    return True
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        raise RuntimeError("%s did not attach: %s" % (self.tool, self.errors()))
+
+    def errors(self):
+        with open(self.stderr_path) as f:
+            text = f.read()
+        return " ".join(line for line in text.splitlines() if "RLIMIT_MEMLOCK" not in line)[:500]
+
+    def programs(self):
+        return bpf_programs(self.proc.pid)
+
+    def stop(self, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def output(self):
+        with open(self.stdout_path, errors="replace") as f:
+            stdout = f.read()
+        with open(self.stderr_path, errors="replace") as f:
+            stderr = f.read()
+        return stdout, stderr
+
+
+def lost_events(text):
+    total = re.findall(r"Lost (\d+) events in total", text)
+    if total:
+        return int(total[-1])
+    return sum(int(n) for n in re.findall(r"Lost (\d+) events(?! in total)", text))
+
+
+def run_workload(workload, args, tracer=None):
+    """Run the workload, released once the tracer (if any) is attached.
+    Returns (events, seconds) as the workload itself measured them."""
+    proc = subprocess.Popen([workload, *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    if tracer is not None:
+        tracer.wait_attached()
+    out, _ = proc.communicate("go\n", timeout=300)
+    match = re.search(r"done (\d+) ([\d.]+)", out)
+    if proc.returncode != 0 or not match:
+        raise RuntimeError("workload %s failed" % " ".join(args))
+    return int(match.group(1)), float(match.group(2)), proc.pid
+
+
+# ---------------------------------------------------------------- 1. start-up
+
+STARTUP_PROGRAMS = [
+    ("BEGIN exit", "BEGIN { exit(); }"),
+    ("tracepoint", "tracepoint:syscalls:sys_enter_openat { @ = count(); } "
+                   "interval:ms:1 { exit(); }"),
+    ("10 tracepoints", " ".join(
+        "tracepoint:syscalls:sys_enter_%s { @%s = count(); }" % (name, name)
+        for name in ["openat", "read", "write", "close", "fstat", "mmap",
+                     "munmap", "getpid", "getppid", "nanosleep"])
+        + " interval:ms:1 { exit(); }"),
+]
+
+
+def time_startup(tool, program):
+    """Launch the tool, read both its streams as they come, note when the
+    attach message shows up, and reap it with wait4() for its peak RSS."""
+    pattern = attach_pattern(tool)
+    start = time.monotonic()
+    proc = subprocess.Popen(tool_command(tool, program), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    streams = {proc.stdout.fileno(): b"", proc.stderr.fileno(): b""}
+    attached = None
+    open_fds = set(streams)
+    while open_fds:
+        ready, _, _ = select.select(list(open_fds), [], [], 30)
+        if not ready:
+            proc.kill()
+            break
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                open_fds.discard(fd)
+                continue
+            streams[fd] += chunk
+            if attached is None and pattern.search(streams[fd].decode(errors="replace")):
+                attached = time.monotonic() - start
+    _, status, usage = os.wait4(proc.pid, 0)
+    total = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0 or attached is None:
+        raise RuntimeError("%s failed on %r: %s" % (tool, program,
+                           streams[proc.stderr.fileno()].decode(errors="replace")[:300]))
+    return {"attach_s": attached, "total_s": total, "maxrss_kb": usage.ru_maxrss}
+
+
+def bench_startup(reps, results):
+    for label, program in STARTUP_PROGRAMS:
+        samples = {tool: [] for tool in TOOLS}
+        for _ in range(reps):
+            for tool in TOOLS:
+                samples[tool].append(time_startup(tool, program))
+        for metric, unit, target in [("attach_s", "s", 0.1), ("total_s", "s", 0.1),
+                                     ("maxrss_kb", "KiB", 0.15)]:
+            name = {"attach_s": "time to attach", "total_s": "wall time",
+                    "maxrss_kb": "peak RSS"}[metric]
+            results.add("startup", "%s: %s" % (label, name), unit,
+                        {tool: [s[metric] for s in samples[tool]] for tool in TOOLS},
+                        target)
+        log("  startup %s done" % label)
+
+
+# ---------------------------------------------------------------- 2. kernel cost
+
+WRITES = 500000
+OPENS = 100000
+
+KERNEL_PROGRAMS = [
+    ("count()", "write",
+     "tracepoint:syscalls:sys_enter_write { @ = count(); }"),
+    ("@[comm] = count()", "write",
+     "tracepoint:syscalls:sys_enter_write { @[comm] = count(); }"),
+    ("@[pid, comm] = sum(count)", "write",
+     "tracepoint:syscalls:sys_enter_write { @[pid, comm] = sum(args->count); }"),
+    ("hist(count)", "write",
+     "tracepoint:syscalls:sys_enter_write { @ = hist(args->count); }"),
+    ("lhist(count, 0, 10000, 100)", "write",
+     "tracepoint:syscalls:sys_enter_write { @ = lhist(args->count, 0, 10000, 100); }"),
+    ("write latency hist (2 probes)", "write",
+     "tracepoint:syscalls:sys_enter_write { @s[tid] = nsecs; } "
+     "tracepoint:syscalls:sys_exit_write /@s[tid]/ { @ = hist(nsecs - @s[tid]); "
+     "delete(@s[tid]); }"),
+    ("printf 3 args", "write",
+     "tracepoint:syscalls:sys_enter_write { printf(\"%d %s %d\\n\", pid, comm, args->count); }"),
+    ("@[str(filename)] = count()", "open",
+     "tracepoint:syscalls:sys_enter_openat { @[str(args->filename)] = count(); }"),
+]
+
+
+def bench_kernel(reps, workload, workdir, results, quick):
+    xlated_dir = os.path.join(RESULTS_DIR, "xlated")
+    shutil.rmtree(xlated_dir, ignore_errors=True)
+    os.makedirs(xlated_dir)
+    writes = WRITES // 5 if quick else WRITES
+    opens = OPENS // 5 if quick else OPENS
+    for index, (label, mode, program) in enumerate(KERNEL_PROGRAMS):
+        cost = {tool: [] for tool in TOOLS}
+        insns = {tool: [] for tool in TOOLS}
+        for rep in range(reps):
+            for tool in TOOLS:
+                # printf output goes to /dev/null: the kernel side is what is
+                # measured here, not how fast the tracer can write a file.
+                extra = ["-o", "/dev/null"] if "printf" in program else []
+                tracer = Tracer(tool, program, workdir, "kernel%d" % index, extra)
+                count = writes if mode == "write" else opens
+                try:
+                    proc = subprocess.Popen([workload, mode, str(count)],
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            text=True)
+                    if extra:
+                        wait_for_programs(tracer)
+                    else:
+                        tracer.wait_attached()
+                    # Counters read just before and after the workload, so
+                    # that the time measured is the workload's.
+                    before = tracer.programs()
+                    proc.communicate("go\n", timeout=300)
+                    after = tracer.programs()
+                    size = 0
+                    for prog_id in sorted(after):
+                        if after[prog_id]["type"] != BPF_PROG_TYPE_TRACEPOINT:
+                            continue
+                        size += bpftool_program(prog_id).get("insns", 0)
+                        if rep == 0:
+                            dump_xlated(prog_id, os.path.join(
+                                xlated_dir, "%d-%s-%d.txt" % (index, tool, prog_id)))
+                finally:
+                    tracer.stop()
+                run_time = run_cnt = 0
+                for prog_id, prog in after.items():
+                    if prog["type"] != BPF_PROG_TYPE_TRACEPOINT:
+                        continue
+                    old = before.get(prog_id, {"run_time_ns": 0, "run_cnt": 0})
+                    run_time += prog["run_time_ns"] - old["run_time_ns"]
+                    run_cnt += prog["run_cnt"] - old["run_cnt"]
+                if run_cnt < count:
+                    log("  warning: %s saw %d events for %s, expected %d or more"
+                        % (tool, run_cnt, label, count))
+                if run_cnt == 0:
+                    continue
+                cost[tool].append(run_time / run_cnt)
+                insns[tool].append(size)
+        results.add("kernel", "ns/event: " + label, "ns", cost, 0.7, hard_limit=1.0)
+        results.add("kernel", "insns: " + label, "insns", insns, None)
+        log("  kernel %s done" % label)
+
+
+def wait_for_programs(tracer, timeout=60, settle=0.3):
+    """With -o the attach message goes to the output file; wait instead
+    until the tracer holds a tracepoint program, and for bpftrace a little
+    longer, since it loads every program before it attaches any."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(p["type"] == BPF_PROG_TYPE_TRACEPOINT for p in tracer.programs().values()):
+            time.sleep(settle + (1.0 if tracer.tool == "bpftrace" else 0))
+            return
+        if tracer.proc.poll() is not None:
+            break
+        time.sleep(0.01)
+    raise RuntimeError("%s did not attach: %s" % (tracer.tool, tracer.errors()))
+
+
+# ---------------------------------------------------------------- 3. dd
+
+DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=500k"]
+DD_PROGRAM = "tracepoint:syscalls:sys_enter_write { @[comm] = count(); }"
+
+
+def time_dd():
+    start = time.monotonic()
+    subprocess.run(DD, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.monotonic() - start
+
+
+def bench_dd(reps, workdir, results, quick):
+    samples = {"untraced": [], "sonde": [], "bpftrace": []}
+    for _ in range(reps):
+        samples["untraced"].append(time_dd())
+        for tool in TOOLS:
+            tracer = Tracer(tool, DD_PROGRAM, workdir, "dd")
+            try:
+                tracer.wait_attached()
+                samples[tool].append(time_dd())
+            finally:
+                tracer.stop()
+    base = median(samples["untraced"])
+    slowdown = {tool: [t / base for t in samples[tool]] for tool in TOOLS}
+    results.add("dd", "dd bs=1 count=500k: slowdown vs untraced", "x", slowdown, 1.0,
+                extra={"untraced_s": base,
+                       "sonde_s": median(samples["sonde"]),
+                       "bpftrace_s": median(samples["bpftrace"])})
+    if shutil.which("strace") and not quick:
+        start = time.monotonic()
+        subprocess.run(["strace", "-c", "-o", os.devnull, *DD], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        results.context["strace -c dd slowdown"] = (time.monotonic() - start) / base
+    results.context["dd untraced seconds"] = base
+    log("  dd done")
+
+
+# ---------------------------------------------------------------- 4. delivery
+
+DELIVERY_PROGRAM = ("tracepoint:syscalls:sys_enter_getppid "
+                    "{ printf(\"%d %s %d\\n\", pid, comm, tid); }")
+
+
+def bench_delivery(reps, workload, workdir, results, quick):
+    """One tracer session per tool and repetition; inside it the generator
+    runs once per target rate, each run a new process, so the lines each run
+    produced are told apart by the pid printed first on every line."""
+    seconds = 0.5 if quick else 1.0
+    rates = [50000, 100000, 200000, 400000, 800000, 1600000]
+    flood_events = 1000000 if quick else 2000000
+    best = {tool: [] for tool in TOOLS}
+    flood_loss = {tool: [] for tool in TOOLS}
+    steps_log = {tool: [] for tool in TOOLS}
+    for rep in range(reps):
+        for tool in TOOLS:
+            tracer = Tracer(tool, DELIVERY_PROGRAM, workdir, "delivery")
+            runs = []
+            try:
+                tracer.wait_attached()
+                for rate in rates:
+                    events = int(rate * seconds)
+                    generated, elapsed, pid = run_workload(
+                        workload, ["-n", "getppid", str(events), str(rate)])
+                    runs.append((rate, generated, elapsed, pid))
+                    time.sleep(0.5)
+                generated, elapsed, pid = run_workload(
+                    workload, ["-n", "getppid", str(flood_events), "0"])
+                runs.append((0, generated, elapsed, pid))
+                time.sleep(1.0)
+            finally:
+                tracer.stop()
+            stdout, stderr = tracer.output()
+            lines = collections.Counter(line.split(" ", 1)[0] for line in stdout.splitlines())
+            best_rate = 0.0
+            for rate, generated, elapsed, pid in runs:
+                received = lines.get(str(pid), 0)
+                achieved = generated / elapsed
+                loss = 100.0 * (generated - received) / generated
+                steps_log[tool].append({"target": rate, "achieved": achieved,
+                                        "generated": generated, "received": received,
+                                        "loss_pct": loss})
+                if rate == 0:
+                    flood_loss[tool].append(loss)
+                elif received >= generated and achieved > best_rate:
+                    best_rate = achieved
+            best[tool].append(best_rate)
+            steps_log[tool].append({"lost_reported": lost_events(stdout + stderr)})
+    results.add("delivery", "lossless printf rate", "ev/s", best, 1.5, higher_is_better=True)
+    results.add("delivery", "loss at full speed (%d ev)" % flood_events, "%", flood_loss, None)
+    results.context["delivery steps"] = steps_log
+    log("  delivery done")
+
+
+# ---------------------------------------------------------------- 5. footprint
+
+GLIBC = re.compile(r"^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt)[.-]")
+
+
+def footprint(binary):
+    files = {os.path.realpath(binary)}
+    result = subprocess.run(["ldd", binary], capture_output=True, text=True)
+    for line in result.stdout.splitlines():
+        match = re.match(r"\s*(\S+)\s+=>\s+(\S+)", line)
+        if match and not GLIBC.match(match.group(1)):
+            files.add(os.path.realpath(match.group(2)))
+    sizes = {path: os.path.getsize(path) for path in files}
+    return sum(sizes.values()), sizes
+
+
+def bench_footprint(results):
+    sizes = {}
+    for tool, binary in [("sonde", SONDE), ("bpftrace", BPFTRACE)]:
+        total, files = footprint(binary)
+        sizes[tool] = [total / 1024]
+        results.context["footprint files " + tool] = files
+    results.add("footprint", "binary + shared libs beyond libc", "KiB", sizes, 0.05)
+    log("  footprint done")
+
+
+# ---------------------------------------------------------------- table
+
+class Results:
+    def __init__(self):
+        self.rows = []
+        self.context = {}
+
+    def add(self, group, name, unit, samples, target, hard_limit=None,
+            higher_is_better=False, extra=None):
+        med = {tool: median(samples[tool]) for tool in TOOLS}
+        ratio = None
+        if med["sonde"] is not None and med["bpftrace"]:
+            ratio = med["sonde"] / med["bpftrace"]
+        verdict = ""
+        if target is not None and ratio is not None:
+            if higher_is_better:
+                verdict = "pass" if ratio >= target else "MISS"
+            else:
+                verdict = "pass" if ratio <= target else "MISS"
+                if hard_limit is not None and ratio > hard_limit:
+                    verdict = "FAIL"
+        self.rows.append({"group": group, "name": name, "unit": unit,
+                          "sonde": med["sonde"], "bpftrace": med["bpftrace"],
+                          "ratio": ratio, "target": target, "hard_limit": hard_limit,
+                          "higher_is_better": higher_is_better, "verdict": verdict,
+                          "samples": samples, **({"extra": extra} if extra else {})})
+
+    def table(self):
+        lines = ["%-52s %12s %12s %8s %8s  %s" % ("benchmark", "sonde", "bpftrace",
+                                                    "ratio", "target", "")]
+        group = None
+        for row in self.rows:
+            if row["group"] != group:
+                group = row["group"]
+                lines.append("")
+                lines.append("[%s]" % group)
+            target = ""
+            if row["target"] is not None:
+                target = ("%s%.2fx" % (">=" if row["higher_is_better"] else "<=", row["target"]))
+            lines.append("%-52s %12s %12s %8s %8s  %s" % (
+                "%s (%s)" % (row["name"], row["unit"]),
+                fmt(row["sonde"]), fmt(row["bpftrace"]),
+                "%.3f" % row["ratio"] if row["ratio"] is not None else "-",
+                target, row["verdict"]))
+        return "\n".join(lines)
+
+
+def fmt(value):
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return "%.0f" % value
+    if value >= 10:
+        return "%.1f" % value
+    return "%.3f" % value
+
+
+# ---------------------------------------------------------------- main
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 2 minutes")
+    parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint",
+                        help="comma-separated groups to run")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: must run as root")
+    groups = args.only.split(",")
+    ensure_packages()
+    os.makedirs(RESULTS_DIR, exist_ok=True)
+    workdir = tempfile.mkdtemp(prefix="sonde-bench-")
+    workload = build(workdir)
+    results = Results()
+    started = time.monotonic()
+    stats_before = read_sysctl("kernel.bpf_stats_enabled")
+    write_sysctl("kernel.bpf_stats_enabled", 1)
+    try:
+        if "startup" in groups:
+            log("start-up")
+            bench_startup(3 if args.quick else 9, results)
+        if "kernel" in groups:
+            log("kernel cost per event")
+            bench_kernel(1 if args.quick else 3, workload, workdir, results, args.quick)
+        if "dd" in groups:
+            log("dd")
+            bench_dd(2 if args.quick else 5, workdir, results, args.quick)
+        if "delivery" in groups:
+            log("event delivery")
+            bench_delivery(1 if args.quick else 2, workload, workdir, results, args.quick)
+        if "footprint" in groups:
+            bench_footprint(results)
+    finally:
+        write_sysctl("kernel.bpf_stats_enabled", stats_before)
+        shutil.rmtree(workdir, ignore_errors=True)
+    elapsed = time.monotonic() - started
+    print(results.table())
+    print("\nstarted %s, took %.0f s%s" % (datetime.datetime.now().isoformat(timespec="seconds"),
+                                          elapsed, " (quick)" if args.quick else ""))
+    for key in ("dd untraced seconds", "strace -c dd slowdown"):
+        if key in results.context:
+            print("%s: %.3f" % (key, results.context[key]))
+    report = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+              "quick": args.quick, "seconds": elapsed, "kernel": os.uname().release,
+              "sonde": SONDE, "bpftrace": BPFTRACE,
+              "rows": results.rows, "context": results.context}
+    with open(os.path.join(RESULTS_DIR, "latest.json"), "w") as f:
+        json.dump(report, f, indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
