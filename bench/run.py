@@ -234,7 +234,7 @@ STARTUP_PROGRAMS = [
                    "interval:ms:1 { exit(); }"),
     ("10 tracepoints", " ".join(
         "tracepoint:syscalls:sys_enter_%s { @%s = count(); }" % (name, name)
-        for name in ["openat", "read", "write", "close", "fstat", "mmap",
+        for name in ["openat", "read", "write", "close", "newfstat", "mmap",
                      "munmap", "getpid", "getppid", "nanosleep"])
         + " interval:ms:1 { exit(); }"),
 ]
@@ -582,6 +582,7 @@ def main():
     workload = build(workdir)
     results = Results()
     started = time.monotonic()
+    started_at = datetime.datetime.now().isoformat(timespec="seconds")
     stats_before = read_sysctl("kernel.bpf_stats_enabled")
     write_sysctl("kernel.bpf_stats_enabled", 1)
     try:
@@ -604,12 +605,11 @@ def main():
         shutil.rmtree(workdir, ignore_errors=True)
     elapsed = time.monotonic() - started
     print(results.table())
-    print("\nstarted %s, took %.0f s%s" % (datetime.datetime.now().isoformat(timespec="seconds"),
-                                          elapsed, " (quick)" if args.quick else ""))
+    print("\nstarted %s, took %.0f s%s" % (started_at, elapsed, " (quick)" if args.quick else ""))
     for key in ("dd untraced seconds", "strace -c dd slowdown"):
         if key in results.context:
             print("%s: %.3f" % (key, results.context[key]))
-    report = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+    report = {"date": started_at,
               "quick": args.quick, "seconds": elapsed, "kernel": os.uname().release,
               "sonde": SONDE, "bpftrace": BPFTRACE,
               "rows": results.rows, "context": results.context}

@@ -181,6 +181,7 @@ const char *type_kind_name(enum type_kind kind)
 	case TYPE_STATS: return "stats";
 	case TYPE_HIST: return "hist";
 	case TYPE_LHIST: return "lhist";
+	case TYPE_ARRAY: return "array";
 	}
 	return "?";
 }
@@ -212,6 +213,11 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 		break;
 	case TYPE_RECORD:
 		strbuf_puts(sb, type->record_name ? type->record_name : "struct");
+		break;
+	case TYPE_ARRAY:
+		if (type->pointee)
+			type_describe(sb, type->pointee);
+		strbuf_printf(sb, "[%d]", type->array_length);
 		break;
 	case TYPE_COUNT: case TYPE_SUM: case TYPE_AVG: case TYPE_MIN:
 	case TYPE_MAX: case TYPE_STATS: case TYPE_HIST: case TYPE_LHIST:

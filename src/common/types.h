@@ -37,6 +37,7 @@ enum type_kind {
 	TYPE_STATS,    /* stats(x): {sum, count} per CPU (count, average, total) */
 	TYPE_HIST,     /* hist(x[, k]): power-of-two buckets, see program.h */
 	TYPE_LHIST,    /* lhist(x, min, max, step): linear buckets */
+	TYPE_ARRAY,    /* array_length elements of `pointee` (char arrays are TYPE_STRING) */
 };
 
 struct type;
@@ -70,6 +71,15 @@ struct type {
 
 	/* TYPE_STRING from a char array field that is __data_loc (tracepoints) */
 	bool is_data_loc;
+
+	/* TYPE_ARRAY: element type is `pointee` */
+	int array_length;
+
+	/* Kernel types from BTF (kernel/btf.c): the BTF id, and whether the
+	 * fields of a TYPE_RECORD are still to be read (btf_complete_record). */
+	int btf_id;
+	bool is_incomplete;
+	bool is_union;
 };
 
 /* Constructors. Types are interned where cheap and never freed (a compile is

@@ -136,4 +136,39 @@ int probe_expand_timer(const struct provider *provider, const struct probe_spec 
 int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
 			    int prog_fd, fd_list *fds, char **error);
 
+/* ---- user-space probes (uprobe.c, usdt.c) ---- */
+
+/* Offsets of the x86-64 kernel's struct pt_regs fields, which is what a
+ * uprobe/kprobe program's context points to (ARG_LOCATION_REGISTER). */
+enum pt_regs_offset {
+	PT_REGS_R15 = 0, PT_REGS_R14 = 8, PT_REGS_R13 = 16, PT_REGS_R12 = 24,
+	PT_REGS_BP = 32, PT_REGS_BX = 40, PT_REGS_R11 = 48, PT_REGS_R10 = 56,
+	PT_REGS_R9 = 64, PT_REGS_R8 = 72, PT_REGS_AX = 80, PT_REGS_CX = 88,
+	PT_REGS_DX = 96, PT_REGS_SI = 104, PT_REGS_DI = 112, PT_REGS_ORIG_AX = 120,
+	PT_REGS_IP = 128, PT_REGS_CS = 136, PT_REGS_FLAGS = 144, PT_REGS_SP = 152,
+	PT_REGS_SS = 160,
+};
+
+/* Attaches prog_fd at point->binary_path + binary_offset through the
+ * kernel's uprobe PMU (a return probe when retprobe), with the USDT
+ * semaphore at point->semaphore_offset as reference counter when non-zero,
+ * for point->pid only when it is set. Pushes the perf and link fds. */
+int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog_fd,
+			fd_list *fds, char **error);
+
+/* Resolves a symbol named in a USDT argument ("counter(%rip)") to its
+ * link-time address; false if the object has no such symbol. */
+typedef bool (*usdt_symbol_lookup)(void *context, const char *name, uint64_t *address);
+
+/*
+ * Decodes a USDT argument string ("-4@%edi 8@-8(%rbp) -4@$5") into one
+ * arg_location per argument. probe_address is the probe's link-time
+ * address: a symbol's address becomes a displacement from the instruction
+ * pointer, which holds the probe's run-time address, so it works for PIE
+ * and shared objects. lookup may be NULL (then symbols are errors).
+ * Returns the count (malloc'd *locations) or -EINVAL with *error set.
+ */
+int usdt_parse_arguments(const char *text, uint64_t probe_address, usdt_symbol_lookup lookup,
+			 void *context, struct arg_location **locations, char **error);
+
 #endif

@@ -1,0 +1,57 @@
+/*
+ * Kernel types from BTF (/sys/kernel/btf/vmlinux and module BTF), turned
+ * into sonde types on demand.
+ *
+ * Loading is lazy: nothing here touches /sys/kernel/btf until a program
+ * needs a kernel type. Conversion is lazy too: a struct reached through a
+ * pointer becomes a TYPE_RECORD with is_incomplete set and no fields; its
+ * fields are converted only when btf_complete_record is called (so
+ * task_struct -> mm -> ... does not convert half the kernel).
+ *
+ * Conversion rules: integers, enums and bools become TYPE_INT of their size
+ * and signedness; typedefs and const/volatile/restrict are looked through;
+ * char arrays become TYPE_STRING of the array size; other arrays TYPE_ARRAY;
+ * pointers TYPE_POINTER (is_user_pointer false) to the converted pointee
+ * (void and function pointers: pointee NULL); structs and unions TYPE_RECORD
+ * named "struct NAME"/"union NAME" (is_union for unions), with every member
+ * at its byte offset, bitfields with bitfield_bits/bitfield_offset, and
+ * anonymous struct/union members flattened into the parent's fields.
+ *
+ * Functions return 0 or a negative errno; they never print.
+ */
+#ifndef SONDE_BTF_H
+#define SONDE_BTF_H
+
+#include <stdbool.h>
+
+#include "../common/types.h"
+
+/* True when kernel BTF can be loaded (loads it on first call). */
+bool btf_available(void);
+
+/* The sonde type for a C type name as written in a program: "struct
+ * task_struct", "union bpf_attr", "enum pid_type", "pid_t", "u64",
+ * "unsigned int"... NULL when BTF has no such type. */
+struct type *btf_type_by_name(const char *name);
+
+/* Converts the fields of a record whose is_incomplete is set. */
+void btf_complete_record(struct type *record);
+
+/* A kernel function's parameters as a TYPE_RECORD (field i = parameter i,
+ * named as in the source, offset 8*i: the u64-array context of fentry) and
+ * its return type (NULL for void). -ENOENT if the function has no BTF. */
+int btf_function_args(const char *function, struct type **args_record, struct type **return_type);
+
+/* BTF id of a kernel function, and the fd of the BTF object holding it (0 for
+ * vmlinux, else a module BTF fd owned by this module), for fentry/fexit. */
+int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd);
+
+/* Arguments of raw tracepoint `name` (from the btf_trace_NAME typedef,
+ * without its leading `void *` data pointer) as a TYPE_RECORD laid out like
+ * btf_function_args. */
+int btf_tracepoint_args(const char *name, struct type **args_record);
+
+/* Address of a kernel symbol from /proc/kallsyms, for kaddr(). */
+int kallsyms_lookup(const char *symbol, unsigned long long *address);
+
+#endif
