@@ -54,103 +54,6 @@ static int stack_alloc(struct codegen *gen, int size)
 	return offset;
 }
 
-/* ---- memory helpers ---- */
-
-static void zero_stack(struct codegen *gen, int offset, int size)
-{
-	for (int at = 0; at < round8(size); at += 8)
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
-}
-
-/* Copies size bytes (rounded up to 8) between two bases+offsets. */
-static void copy_memory(struct codegen *gen, int dst_base, int dst_offset, int src_base,
-			int src_offset, int size)
-{
-	int temp = ir_new_vreg(&gen->fn);
-	for (int at = 0; at + 8 <= round8(size); at += 8) {
-		ir_load(&gen->fn, 8, temp, src_base, (int16_t)(src_offset + at));
-		ir_store(&gen->fn, 8, dst_base, (int16_t)(dst_offset + at), temp);
-	}
-}
-
-/* Loads `size` bytes at base+off into a register, sign-extending if asked. */
-static int load_int(struct codegen *gen, int base, int offset, int size, bool is_signed)
-{
-	int reg = ir_new_vreg(&gen->fn);
-	ir_load(&gen->fn, size, reg, base, (int16_t)offset);
-	if (is_signed && size < 8) {
-		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - size * 8);
-		ir_alu_imm(&gen->fn, BPF_ARSH, reg, 64 - size * 8);
-	}
-	return reg;
-}
-
-/* Truncates/extends a register to an integer type, C style. */
-static void convert_int(struct codegen *gen, int reg, const struct type *type)
-{
-	if (type->kind != TYPE_INT || type->size >= 8)
-		return;
-	int shift = 64 - type->size * 8;
-	ir_alu_imm(&gen->fn, BPF_LSH, reg, shift);
-	ir_alu_imm(&gen->fn, type->is_signed ? BPF_ARSH : BPF_RSH, reg, shift);
-}
-
-/* Writes a value into a storage slot of slot_type (8-byte ints, padded strings). */
-static void store_value(struct codegen *gen, struct value value, int base, int offset,
-			const struct type *slot_type)
-{
-	if (value.kind == VALUE_REG) {
-		ir_store(&gen->fn, 8, base, (int16_t)offset, value.reg);
-		return;
-	}
-	if (value.kind != VALUE_STACK)
-		return;
-	if (value.type->kind == TYPE_TUPLE && slot_type && slot_type->kind == TYPE_TUPLE &&
-	    !type_equal(value.type, slot_type) && value.type->field_count == slot_type->field_count) {
-		/* same shape, different field sizes (e.g. strings): copy field by field */
-		for (int i = 0; i < value.type->field_count; i++) {
-			struct type *field = value.type->fields[i].type;
-			struct value part;
-			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER) {
-				part = value_reg(load_int(gen, BPF_REG_10,
-							  value.stack_offset + value.type->fields[i].offset, 8, false),
-						 field);
-			} else {
-				part = value_stack(value.stack_offset + value.type->fields[i].offset, field);
-			}
-			store_value(gen, part, base, offset + slot_type->fields[i].offset,
-				    slot_type->fields[i].type);
-		}
-		return;
-	}
-	int src_size = round8(value.type->size);
-	int dst_size = slot_type ? round8(type_storage_size(slot_type)) : src_size;
-	int copy = src_size < dst_size ? src_size : dst_size;
-	copy_memory(gen, base, offset, BPF_REG_10, value.stack_offset, copy);
-	for (int at = copy; at < dst_size; at += 8)
-		ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + at), 0);
-}
-
-/* Materialises a value in a fresh stack slot (for helpers needing a pointer). */
-static int value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
-{
-	if (value.kind == VALUE_STACK && (!slot_type || type_equal(value.type, slot_type)))
-		return value.stack_offset;
-	int size = slot_type ? type_storage_size(slot_type) : type_storage_size(value.type);
-	int offset = stack_alloc(gen, size);
-	store_value(gen, value, BPF_REG_10, offset, slot_type ? slot_type : value.type);
-	return offset;
-}
-
-static int value_to_reg(struct codegen *gen, struct value value)
-{
-	if (value.kind == VALUE_REG)
-		return value.reg;
-	int reg = ir_new_vreg(&gen->fn);
-	ir_mov_imm(&gen->fn, reg, 0);
-	return reg;
-}
-
 /* ---- helper calls ---- */
 
 /* A helper argument, materialised straight into r1-r5 right before the call
@@ -212,6 +115,113 @@ static void map_update(struct codegen *gen, int map_id, int key_offset, int valu
 	struct helper_arg args[4] = { ARG_MAP(map_id), ARG_STACK(key_offset), ARG_STACK(value_offset),
 				      ARG_IMM(BPF_ANY) };
 	call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
+}
+
+/* ---- memory helpers ---- */
+
+static void zero_stack(struct codegen *gen, int offset, int size)
+{
+	for (int at = 0; at < round8(size); at += 8)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
+}
+
+/* Copies size bytes (rounded up to 8) between two bases+offsets. */
+static void copy_memory(struct codegen *gen, int dst_base, int dst_offset, int src_base,
+			int src_offset, int size)
+{
+	int temp = ir_new_vreg(&gen->fn);
+	for (int at = 0; at + 8 <= round8(size); at += 8) {
+		ir_load(&gen->fn, 8, temp, src_base, (int16_t)(src_offset + at));
+		ir_store(&gen->fn, 8, dst_base, (int16_t)(dst_offset + at), temp);
+	}
+}
+
+/* Loads `size` bytes at base+off into a register, sign-extending if asked. */
+static int load_int(struct codegen *gen, int base, int offset, int size, bool is_signed)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, size, reg, base, (int16_t)offset);
+	if (is_signed && size < 8) {
+		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - size * 8);
+		ir_alu_imm(&gen->fn, BPF_ARSH, reg, 64 - size * 8);
+	}
+	return reg;
+}
+
+/* Truncates/extends a register to an integer type, C style. */
+static void convert_int(struct codegen *gen, int reg, const struct type *type)
+{
+	if (type->kind != TYPE_INT || type->size >= 8)
+		return;
+	int shift = 64 - type->size * 8;
+	ir_alu_imm(&gen->fn, BPF_LSH, reg, shift);
+	ir_alu_imm(&gen->fn, type->is_signed ? BPF_ARSH : BPF_RSH, reg, shift);
+}
+
+/* Writes a value into a storage slot of slot_type (8-byte ints, padded strings). */
+static void store_value(struct codegen *gen, struct value value, int base, int offset,
+			const struct type *slot_type)
+{
+	if (value.kind == VALUE_REG) {
+		ir_store(&gen->fn, 8, base, (int16_t)offset, value.reg);
+		return;
+	}
+	if (value.kind == VALUE_ADDRESS) {
+		/* print() of a whole struct: copy it out of kernel memory */
+		int dst = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, dst, base);
+		ir_alu_imm(&gen->fn, BPF_ADD, dst, offset);
+		struct helper_arg args[3] = { ARG_REG(dst), ARG_IMM(value.type->size), ARG_REG(value.reg) };
+		call_helper(gen, value.is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
+			    args, 3);
+		return;
+	}
+	if (value.kind != VALUE_STACK)
+		return;
+	if (value.type->kind == TYPE_TUPLE && slot_type && slot_type->kind == TYPE_TUPLE &&
+	    !type_equal(value.type, slot_type) && value.type->field_count == slot_type->field_count) {
+		/* same shape, different field sizes (e.g. strings): copy field by field */
+		for (int i = 0; i < value.type->field_count; i++) {
+			struct type *field = value.type->fields[i].type;
+			struct value part;
+			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER) {
+				part = value_reg(load_int(gen, BPF_REG_10,
+							  value.stack_offset + value.type->fields[i].offset, 8, false),
+						 field);
+			} else {
+				part = value_stack(value.stack_offset + value.type->fields[i].offset, field);
+			}
+			store_value(gen, part, base, offset + slot_type->fields[i].offset,
+				    slot_type->fields[i].type);
+		}
+		return;
+	}
+	int src_size = round8(value.type->size);
+	int dst_size = slot_type ? round8(type_storage_size(slot_type)) : src_size;
+	int copy = src_size < dst_size ? src_size : dst_size;
+	copy_memory(gen, base, offset, BPF_REG_10, value.stack_offset, copy);
+	for (int at = copy; at < dst_size; at += 8)
+		ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + at), 0);
+}
+
+/* Materialises a value in a fresh stack slot (for helpers needing a pointer). */
+static int value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
+{
+	if (value.kind == VALUE_STACK && (!slot_type || type_equal(value.type, slot_type)))
+		return value.stack_offset;
+	int size = slot_type ? type_storage_size(slot_type) : type_storage_size(value.type);
+	int offset = stack_alloc(gen, size);
+	store_value(gen, value, BPF_REG_10, offset, slot_type ? slot_type : value.type);
+	return offset;
+}
+
+static int value_to_reg(struct codegen *gen, struct value value)
+{
+	if (value.kind == VALUE_REG)
+		return value.reg;
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov_imm(&gen->fn, reg, 0);
+	return reg;
 }
 
 /* ---- map keys ---- */
@@ -432,8 +442,15 @@ static struct value gen_builtin(struct codegen *gen, struct node *node)
 		const char *function = gen->point->function ? gen->point->function : "";
 		return gen_string_constant(gen, function, (int)strlen(function), type);
 	}
-	if (strcmp(name, "retval") == 0)
+	if (strcmp(name, "retval") == 0) {
+		/* fexit: the return value follows the arguments in the u64 array */
+		if (gen->point->args_access == ARGS_U64_ARRAY) {
+			reg = load_int(gen, gen->ctx_reg, gen->point->arg_count * 8, 8, false);
+			convert_int(gen, reg, type);
+			return value_reg(reg, type);
+		}
 		return value_reg(read_arg_location(gen, &gen->point->retval_location), type);
+	}
 	if (strncmp(name, "arg", 3) == 0) {
 		int index = atoi(name + 3);
 		if (gen->point->args_access == ARGS_U64_ARRAY)
@@ -457,10 +474,104 @@ static struct value gen_read_kernel_string(struct codegen *gen, int address_reg,
 	return value_stack(offset, type);
 }
 
+/* Reads an object of `type` at the address in `address`: integers and
+ * pointers are read into registers, character arrays into a zeroed string
+ * buffer; structs and other arrays stay addresses until a field is chosen. */
+static struct value read_memory(struct codegen *gen, int address, struct type *type, bool is_user,
+				const struct type_field *bitfield)
+{
+	int read_helper = is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel;
+	if (type->kind == TYPE_RECORD || type->kind == TYPE_ARRAY) {
+		struct value value = { .kind = VALUE_ADDRESS, .reg = address, .type = type, .is_user = is_user };
+		return value;
+	}
+	if (type->kind == TYPE_STRING) {
+		int offset = stack_alloc(gen, type->size);
+		zero_stack(gen, offset, type->size);
+		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(address) };
+		call_helper(gen, read_helper, args, 3);
+		return value_stack(offset, type);
+	}
+	int size = type->kind == TYPE_INT ? type->size : 8;
+	int slot = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(size), ARG_REG(address) };
+	call_helper(gen, read_helper, args, 3);
+	bool is_signed = type->kind == TYPE_INT && type->is_signed;
+	if (bitfield && bitfield->bitfield_bits) {
+		int reg = load_int(gen, BPF_REG_10, slot, 8, false);
+		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - bitfield->bitfield_offset - bitfield->bitfield_bits);
+		ir_alu_imm(&gen->fn, is_signed ? BPF_ARSH : BPF_RSH, reg, 64 - bitfield->bitfield_bits);
+		return value_reg(reg, type);
+	}
+	return value_reg(load_int(gen, BPF_REG_10, slot, size, is_signed), type);
+}
+
+/* Fields of a struct reached through a pointer or by value, in memory. */
+static struct value gen_memory_field(struct codegen *gen, struct node *node)
+{
+	struct value base = gen_expr(gen, node->lhs);
+	struct type *record;
+	bool is_user = false;
+	int address;
+	if (base.kind == VALUE_ADDRESS) {
+		record = base.type;
+		address = base.reg;
+		is_user = base.is_user;
+	} else {
+		struct type *pointer = node->lhs->type;
+		record = pointer->pointee;
+		is_user = pointer->is_user_pointer;
+		address = value_to_reg(gen, base);
+	}
+	struct type_field *field = NULL;
+	for (int i = 0; record && i < record->field_count; i++)
+		if (record->fields[i].name && strcmp(record->fields[i].name, node->name) == 0)
+			field = &record->fields[i];
+	if (!field)
+		return value_reg(const_reg(gen, 0), node->type);
+	int field_address = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, field_address, address);
+	ir_alu_imm(&gen->fn, BPF_ADD, field_address, field->offset);
+	return read_memory(gen, field_address, node->type, is_user, field);
+}
+
+/* p[i] and a[i]: element i of a pointer's target or of an array in memory */
+static struct value gen_index(struct codegen *gen, struct node *node)
+{
+	struct value base = gen_expr(gen, node->lhs);
+	bool is_user = base.kind == VALUE_ADDRESS ? base.is_user
+			: node->lhs->type->kind == TYPE_POINTER && node->lhs->type->is_user_pointer;
+	int address = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, address, base.kind == VALUE_ADDRESS ? base.reg : value_to_reg(gen, base));
+	int index = value_to_reg(gen, gen_expr(gen, node->rhs));
+	int element_size = node->type->size > 0 ? node->type->size : 1;
+	int scaled = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, scaled, index);
+	if (element_size > 1)
+		ir_alu_imm(&gen->fn, BPF_MUL, scaled, element_size);
+	ir_alu(&gen->fn, BPF_ADD, address, scaled);
+	return read_memory(gen, address, node->type, is_user, NULL);
+}
+
 static struct value gen_field(struct codegen *gen, struct node *node)
 {
-	if (node->lhs->kind != NODE_BUILTIN || strcmp(node->lhs->name, "args") != 0 ||
-	    gen->point->args_access != ARGS_CTX_RECORD)
+	bool on_args = node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "args") == 0;
+	if (!on_args)
+		return gen_memory_field(gen, node);
+	if (gen->point->args_access == ARGS_U64_ARRAY) {
+		/* raw tracepoints and fentry: each argument is one u64 slot of the context */
+		struct type *record = gen->point->args_type;
+		for (int i = 0; record && i < record->field_count; i++) {
+			if (strcmp(record->fields[i].name, node->name) != 0)
+				continue;
+			int reg = load_int(gen, gen->ctx_reg, record->fields[i].offset, 8, false);
+			convert_int(gen, reg, node->type);
+			return value_reg(reg, node->type);
+		}
+		return value_reg(const_reg(gen, 0), node->type);
+	}
+	if (gen->point->args_access != ARGS_CTX_RECORD)
 		return value_reg(const_reg(gen, 0), node->type);
 	struct type *record = gen->point->args_type;
 	struct type_field *field = NULL;
@@ -650,6 +761,11 @@ static struct value gen_unary(struct codegen *gen, struct node *node)
 		break;
 	}
 	case OP_DEREF: {
+		if (node->type->kind == TYPE_RECORD || node->type->kind == TYPE_ARRAY) {
+			struct value object = { .kind = VALUE_ADDRESS, .reg = operand, .type = node->type,
+						.is_user = node->lhs->type->is_user_pointer };
+			return object;
+		}
 		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
 		int offset = stack_alloc(gen, 8);
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
@@ -913,6 +1029,9 @@ static struct value gen_expr(struct codegen *gen, struct node *node)
 		break;
 	case NODE_TUPLE_INDEX:
 		result = gen_tuple_index(gen, node);
+		break;
+	case NODE_INDEX:
+		result = gen_index(gen, node);
 		break;
 	case NODE_CAST: {
 		int reg = ir_new_vreg(&gen->fn);
@@ -1376,6 +1495,11 @@ struct value generate_len(struct codegen *gen, struct node *call)
 	int subprogram = callback_end(gen, caller, saved_high);
 	int count = for_each_element(gen, call->args->map_id, subprogram, ARG_IMM(0));
 	return value_reg(count, call->type);
+}
+
+struct value generate_kaddr(struct codegen *gen, struct node *call)
+{
+	return value_reg(const_reg(gen, (int64_t)call->const_value), call->type);
 }
 
 struct value generate_strncmp(struct codegen *gen, struct node *call)

@@ -12,6 +12,7 @@ enum value_kind {
 	VALUE_NONE,   /* void: printf(), exit(), ... */
 	VALUE_REG,    /* a 64-bit integer or pointer in virtual register `reg` */
 	VALUE_STACK,  /* type->size bytes at r10 + stack_offset (strings, tuples, inet) */
+	VALUE_ADDRESS,/* a struct or array not read yet: `reg` holds its address */
 };
 
 struct value {
@@ -19,6 +20,7 @@ struct value {
 	int reg;
 	int stack_offset;
 	struct type *type;
+	bool is_user;   /* VALUE_ADDRESS: in the traced process's memory, not the kernel's */
 };
 
 struct loop_labels {

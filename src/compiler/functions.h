@@ -46,6 +46,7 @@ struct function_def {
 	X(has_key, 1, 1, false, false)       \
 	X(len, 1, 1, false, false)            \
 	X(strncmp, 3, 3, false, false)        \
+	X(kaddr, 1, 1, false, false)          \
 	X(count, 0, 0, true, false)           \
 	X(sum, 1, 1, true, false)             \
 	X(avg, 1, 1, true, false)             \

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../common/printf_format.h"
+#include "../kernel/btf.h"
 #include "functions.h"
 
 #define MAX_MAP_ENTRIES 4096
@@ -397,13 +398,68 @@ static struct type *parse_int_type_name(const char *name)
 	return NULL;
 }
 
+/* A type written in the program: sonde's integer names, or a kernel type
+ * from BTF ("struct task_struct", "struct file *", "pid_t"). Sets *error to
+ * a sentence when the name is unknown. */
+static struct type *resolve_type_name(const char *name, char **error)
+{
+	struct type *type = parse_int_type_name(name);
+	if (type)
+		return type;
+	size_t length = strlen(name);
+	int pointer_depth = 0;
+	while (length > 0 && (name[length - 1] == '*' || name[length - 1] == ' ')) {
+		if (name[length - 1] == '*')
+			pointer_depth++;
+		length--;
+	}
+	char *base_name = xstrndup(name, length);
+	type = parse_int_type_name(base_name);
+	if (!type) {
+		if (!btf_available()) {
+			*error = xasprintf("cannot resolve '%s': this kernel has no BTF type information "
+					   "(/sys/kernel/btf/vmlinux)", base_name);
+			free(base_name);
+			return NULL;
+		}
+		type = btf_type_by_name(base_name);
+	}
+	if (!type) {
+		*error = xasprintf("unknown type '%s' (not in the kernel's BTF)", base_name);
+		free(base_name);
+		return NULL;
+	}
+	free(base_name);
+	for (int i = 0; i < pointer_depth; i++)
+		type = type_pointer(type, false);
+	return type;
+}
+
+/* Fields of a record, converting lazily loaded kernel structs first. */
+static struct type_field *record_field(struct type *record, const char *name)
+{
+	if (record->is_incomplete)
+		btf_complete_record(record);
+	for (int i = 0; i < record->field_count; i++)
+		if (record->fields[i].name && strcmp(record->fields[i].name, name) == 0)
+			return &record->fields[i];
+	return NULL;
+}
+
 static void check_cast(struct sema *sema, struct node *node)
 {
 	check_expr(sema, node->lhs);
-	struct type *target = parse_int_type_name(node->name);
+	char *error = NULL;
+	struct type *target = resolve_type_name(node->name, &error);
 	if (!target) {
-		error_at(sema, node->loc, "cannot cast to '%s': kernel struct types need BTF support, "
-			 "which this build does not have yet", node->name);
+		error_at(sema, node->loc, "%s", error);
+		free(error);
+		node->type = type_none();
+		return;
+	}
+	if (target->kind == TYPE_RECORD) {
+		error_at(sema, node->loc, "cannot cast a value to %s; cast to a pointer: (%s *)",
+			 node->name, node->name);
 		node->type = type_none();
 		return;
 	}
@@ -583,6 +639,14 @@ static void check_unary(struct sema *sema, struct node *node)
 	}
 }
 
+/* `curtask` is an integer for printing, but curtask->field reads the
+ * current task_struct, as in bpftrace. */
+static struct type *task_struct_pointer(void)
+{
+	struct type *task = btf_available() ? btf_type_by_name("struct task_struct") : NULL;
+	return task ? type_pointer(task, false) : NULL;
+}
+
 static void check_field(struct sema *sema, struct node *node)
 {
 	check_expr(sema, node->lhs);
@@ -590,20 +654,66 @@ static void check_field(struct sema *sema, struct node *node)
 	node->type = type_none();
 	if (!base || base->kind == TYPE_NONE)
 		return;
+	if (node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "curtask") == 0) {
+		base = task_struct_pointer();
+		if (!base) {
+			error_at(sema, node->lhs->loc, "curtask->%s needs the kernel's BTF type information, "
+				 "which this kernel does not provide", node->name);
+			return;
+		}
+		node->lhs->type = base;
+	}
+	/* both p->f and p.f work on a pointer to a struct, as in current bpftrace */
+	if (base->kind == TYPE_POINTER && base->pointee && base->pointee->kind == TYPE_RECORD)
+		base = base->pointee;
+	else if (node->is_arrow && base->kind == TYPE_RECORD && node->lhs->kind != NODE_BUILTIN &&
+		 base->btf_id) {
+		error_at(sema, node->loc, "'->' needs a pointer; %s is a struct, use '.'", type_name(base));
+		return;
+	}
 	if (base->kind != TYPE_RECORD) {
 		error_at(sema, node->loc, "%s has no fields (it is %s)",
 			 node->lhs->kind == NODE_BUILTIN ? node->lhs->name : "this expression",
 			 type_name(base));
 		return;
 	}
-	for (int i = 0; i < base->field_count; i++) {
-		if (strcmp(base->fields[i].name, node->name) == 0) {
-			node->type = base->fields[i].type;
-			return;
-		}
+	struct type_field *field = record_field(base, node->name);
+	if (field) {
+		node->type = field->type;
+		/* long char arrays are read up to the string limit */
+		if (field->type->kind == TYPE_STRING && field->type->size > sema->options->max_strlen &&
+		    !field->type->is_data_loc)
+			node->type = type_string(sema->options->max_strlen);
+		return;
 	}
-	error_at(sema, node->loc, "%s has no field named '%s'",
-		 sema->point ? sema->point->name : "args", node->name);
+	if (base->btf_id)
+		error_at(sema, node->loc, "%s has no field named '%s'", type_name(base), node->name);
+	else
+		error_at(sema, node->loc, "%s has no field named '%s'",
+			 sema->point ? sema->point->name : "args", node->name);
+}
+
+/* p[i] on a pointer, or a[i] on an array field */
+static void check_index(struct sema *sema, struct node *node)
+{
+	check_expr(sema, node->lhs);
+	check_expr(sema, node->rhs);
+	node->type = type_none();
+	struct type *base = node->lhs->type;
+	if (!base || base->kind == TYPE_NONE || !node->rhs->type || node->rhs->type->kind == TYPE_NONE)
+		return;
+	if (!is_int(node->rhs)) {
+		error_at(sema, node->rhs->loc, "an index must be an integer, not %s", type_name(node->rhs->type));
+		return;
+	}
+	if ((base->kind == TYPE_POINTER || base->kind == TYPE_ARRAY) && base->pointee) {
+		node->type = base->pointee;
+		return;
+	}
+	if (base->kind == TYPE_POINTER)
+		node->type = type_int(1, false);
+	else
+		error_at(sema, node->loc, "cannot index %s", type_name(base));
 }
 
 static void check_tuple_index(struct sema *sema, struct node *node)
@@ -791,10 +901,7 @@ static void check_expr(struct sema *sema, struct node *node)
 		check_tuple_index(sema, node);
 		break;
 	case NODE_INDEX:
-		check_expr(sema, node->lhs);
-		check_expr(sema, node->rhs);
-		error_at(sema, node->loc, "indexing needs kernel type information (BTF), not supported yet");
-		node->type = type_none();
+		check_index(sema, node);
 		break;
 	case NODE_CAST:
 		check_cast(sema, node);
@@ -806,9 +913,11 @@ static void check_expr(struct sema *sema, struct node *node)
 		node->is_constant = true;
 		node->type = type_int(8, false);
 		if (node->name) {
-			struct type *type = parse_int_type_name(node->name);
+			char *error = NULL;
+			struct type *type = resolve_type_name(node->name, &error);
 			if (!type) {
-				error_at(sema, node->loc, "unknown type '%s'", node->name);
+				error_at(sema, node->loc, "%s", error);
+				free(error);
 				break;
 			}
 			node->const_value = type->size;
@@ -821,10 +930,32 @@ static void check_expr(struct sema *sema, struct node *node)
 		}
 		break;
 	}
-	case NODE_OFFSETOF:
-		error_at(sema, node->loc, "offsetof needs kernel type information (BTF), not supported yet");
-		node->type = type_none();
+	case NODE_OFFSETOF: {
+		/* offsetof(struct foo, a.b): walk the field path through nested structs */
+		node->type = type_int(8, false);
+		node->is_constant = true;
+		char *error = NULL;
+		struct type *type = resolve_type_name(node->name, &error);
+		if (!type) {
+			error_at(sema, node->loc, "%s", error);
+			free(error);
+			break;
+		}
+		uint64_t offset = 0;
+		char *path = xstrdup(node->string_value ? node->string_value : "");
+		for (char *part = strtok(path, "."); part; part = strtok(NULL, ".")) {
+			struct type_field *field = type->kind == TYPE_RECORD ? record_field(type, part) : NULL;
+			if (!field) {
+				error_at(sema, node->loc, "%s has no field named '%s'", type_name(type), part);
+				break;
+			}
+			offset += field->offset;
+			type = field->type;
+		}
+		free(path);
+		node->const_value = offset;
 		break;
+	}
 	default:
 		error_at(sema, node->loc, "this is a statement, not an expression");
 		node->type = type_none();
@@ -880,6 +1011,11 @@ static void check_assign(struct sema *sema, struct node *node)
 			error_at(sema, node->rhs->loc, "this expression has no value to assign");
 			return;
 		}
+		if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
+			error_at(sema, node->rhs->loc, "cannot store %s in a variable; store a pointer to it or "
+				 "one of its fields", type_name(value));
+			return;
+		}
 		var_assign(sema, target, value);
 		return;
 	}
@@ -904,6 +1040,11 @@ static void check_assign(struct sema *sema, struct node *node)
 	}
 	if (value && value->kind == TYPE_INT)
 		value = type_int(8, value->is_signed);
+	if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
+		error_at(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
+			 "its fields", type_name(value));
+		return;
+	}
 	set_map_value(sema, target, map, value);
 	target->type = map->value_type;
 }
@@ -1284,10 +1425,19 @@ void check_print(struct sema *sema, struct node *call)
 	check_expr(sema, what);
 	if (!what->type || what->type->kind == TYPE_NONE)
 		return;
-	if (what->type->kind == TYPE_VOID || what->type->kind == TYPE_RECORD ||
-	    type_is_aggregation(what->type)) {
+	if (what->type->kind == TYPE_VOID || type_is_aggregation(what->type) ||
+	    (what->type->kind == TYPE_RECORD && !what->type->btf_id) || what->type->kind == TYPE_ARRAY) {
 		error_at(sema, what->loc, "print() cannot print %s", type_name(what->type));
 		return;
+	}
+	if (what->type->kind == TYPE_RECORD) {
+		if (what->type->is_incomplete)
+			btf_complete_record(what->type);
+		if (what->type->size > 256) {
+			error_at(sema, what->loc, "%s is %d bytes, too big to print whole (at most 256); "
+				 "print its fields", type_name(what->type), what->type->size);
+			return;
+		}
 	}
 	struct event_desc *event = new_event(sema, call, EVENT_PRINT_VALUE);
 	event->record_size = 8;
@@ -1484,6 +1634,25 @@ void check_has_key(struct sema *sema, struct node *call)
 		return;
 	}
 	check_map_access(sema, map);
+}
+
+/* kaddr("symbol"): the symbol's kernel address, resolved at compile time */
+void check_kaddr(struct sema *sema, struct node *call)
+{
+	struct node *symbol = call->args;
+	call->type = type_int(8, false);
+	if (symbol->kind != NODE_STRING) {
+		error_at(sema, symbol->loc, "kaddr() needs a symbol name as a string literal");
+		return;
+	}
+	unsigned long long address = 0;
+	if (kallsyms_lookup(symbol->string_value, &address) < 0 || address == 0) {
+		error_at(sema, symbol->loc, "kernel symbol '%s' not found in /proc/kallsyms",
+			 symbol->string_value);
+		return;
+	}
+	call->is_constant = true;
+	call->const_value = address;
 }
 
 void check_strncmp(struct sema *sema, struct node *call)
