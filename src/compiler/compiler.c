@@ -103,6 +103,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 		struct probe_info *probe = &sema.probes.items[i];
 		for (int j = 0; result == 0 && j < probe->points.count; j++) {
 			struct probe_point *point = probe->points.items[j];
+			/* -p: user-space probes attach to that process only */
+			point->pid = options->target_pid;
 			if (sema_retype_for_point(&sema, probe, point) < 0) {
 				result = -1;
 				break;
