@@ -30,6 +30,7 @@
 
 static void check_expr(struct sema *sema, struct node *node);
 static void check_stmts(struct sema *sema, struct node *list);
+static struct type *task_struct_pointer(void);
 
 static void error_at(struct sema *sema, struct src_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -621,6 +622,17 @@ static void check_unary(struct sema *sema, struct node *node)
 		}
 		return;
 	case OP_DEREF:
+		if (node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "curtask") == 0 &&
+		    task_struct_pointer())
+			node->lhs->type = task_struct_pointer();
+		if (node->lhs->type->kind == TYPE_POINTER && node->lhs->type->pointee &&
+		    (node->lhs->type->pointee->kind == TYPE_RECORD ||
+		     node->lhs->type->pointee->kind == TYPE_POINTER)) {
+			node->type = node->lhs->type->pointee;
+			if (node->type->kind == TYPE_RECORD && node->type->is_incomplete)
+				btf_complete_record(node->type);
+			return;
+		}
 		if (node->lhs->type->kind != TYPE_POINTER && node->lhs->type->kind != TYPE_INT) {
 			error_at(sema, node->loc, "cannot dereference %s", type_name(node->lhs->type));
 			node->type = type_none();
@@ -1392,6 +1404,24 @@ static bool is_int_constant(struct node *node)
 	return node->is_constant && node->type && node->type->kind == TYPE_INT;
 }
 
+/* print() shows nested structs too, so their fields must be converted
+ * (pointers are printed as addresses and not followed). */
+static void complete_nested_records(struct type *type, int depth)
+{
+	if (!type || depth > 8)
+		return;
+	if (type->kind == TYPE_ARRAY) {
+		complete_nested_records(type->pointee, depth + 1);
+		return;
+	}
+	if (type->kind != TYPE_RECORD)
+		return;
+	if (type->is_incomplete)
+		btf_complete_record(type);
+	for (int i = 0; i < type->field_count; i++)
+		complete_nested_records(type->fields[i].type, depth + 1);
+}
+
 void check_print(struct sema *sema, struct node *call)
 {
 	struct node *what = call->args;
@@ -1431,8 +1461,7 @@ void check_print(struct sema *sema, struct node *call)
 		return;
 	}
 	if (what->type->kind == TYPE_RECORD) {
-		if (what->type->is_incomplete)
-			btf_complete_record(what->type);
+		complete_nested_records(what->type, 0);
 		if (what->type->size > 256) {
 			error_at(sema, what->loc, "%s is %d bytes, too big to print whole (at most 256); "
 				 "print its fields", type_name(what->type), what->type->size);

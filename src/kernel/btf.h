@@ -25,6 +25,7 @@
 #include <stdbool.h>
 
 #include "../common/types.h"
+#include "../common/util.h"
 
 /* True when kernel BTF can be loaded (loads it on first call). */
 bool btf_available(void);
@@ -53,5 +54,32 @@ int btf_tracepoint_args(const char *name, struct type **args_record);
 
 /* Address of a kernel symbol from /proc/kallsyms, for kaddr(). */
 int kallsyms_lookup(const char *symbol, unsigned long long *address);
+
+/* Drops every cached conversion. Call after type_free_all(), which frees
+ * the types this module handed out (the BTF itself stays loaded). */
+void btf_forget_types(void);
+
+/* A name found in BTF: the module holding it (NULL for vmlinux) and the
+ * name with the searched prefix removed. */
+struct btf_name {
+	char *module;
+	char *name;
+};
+
+typedef VEC(struct btf_name) btf_name_list;
+
+/* Appends every BTF type of `kind` (BTF_KIND_FUNC, BTF_KIND_TYPEDEF...)
+ * whose name starts with prefix (and is longer), from vmlinux and, when
+ * with_modules, from every module's BTF. 0, or -ENOENT without kernel BTF. */
+int btf_list_names(int kind, const char *prefix, bool with_modules, btf_name_list *out);
+void btf_name_list_free(btf_name_list *list);
+
+/* C declarations of a function's parameters ("struct file *file"), then
+ * its return type as "TYPE retval" unless void; or of a raw tracepoint's
+ * arguments (without the data pointer). For -lv. 0 or -ENOENT. */
+typedef VEC(char *) btf_decl_list;
+int btf_function_declarations(const char *function, btf_decl_list *out);
+int btf_tracepoint_declarations(const char *name, btf_decl_list *out);
+void btf_decl_list_free(btf_decl_list *list);
 
 #endif

@@ -181,11 +181,76 @@ static int compare_symbols(const void *a, const void *b)
 	return (left->size < right->size) ? -1 : (left->size > right->size);
 }
 
+static bool has_symtab(struct elf_object *object)
+{
+	Elf_Scn *section = NULL;
+	GElf_Shdr shdr;
+
+	while ((section = elf_nextscn(object->elf, section))) {
+		if (gelf_getshdr(section, &shdr) && shdr.sh_type == SHT_SYMTAB)
+			return true;
+	}
+	return false;
+}
+
+#define NOTE_GNU_BUILD_ID 3
+
+/*
+ * The separate debug file of a stripped object, found by its build ID the
+ * way gdb does: /usr/lib/debug/.build-id/AB/CDEF....debug. Distributions
+ * install these with -dbg/-dbgsym packages; their .symtab has the static
+ * functions the stripped object lost, at the same addresses.
+ */
+static struct elf_object *open_debug_file(struct elf_object *object)
+{
+	Elf_Scn *section = NULL;
+	GElf_Shdr shdr;
+
+	while ((section = elf_nextscn(object->elf, section))) {
+		Elf_Data *data;
+		GElf_Nhdr nhdr;
+		size_t offset = 0, name_offset, desc_offset;
+
+		if (!gelf_getshdr(section, &shdr) || shdr.sh_type != SHT_NOTE ||
+		    !(data = elf_getdata(section, NULL)))
+			continue;
+		while ((offset = gelf_getnote(data, offset, &nhdr, &name_offset, &desc_offset)) > 0) {
+			const unsigned char *id = (const unsigned char *)data->d_buf + desc_offset;
+			struct strbuf path;
+			struct elf_object *debug = NULL;
+			char *error = NULL;
+
+			if (nhdr.n_type != NOTE_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_offset, "GNU", 4) != 0 ||
+			    nhdr.n_descsz < 2)
+				continue;
+			strbuf_init(&path);
+			strbuf_printf(&path, "/usr/lib/debug/.build-id/%02x/", id[0]);
+			for (size_t i = 1; i < nhdr.n_descsz; i++)
+				strbuf_printf(&path, "%02x", id[i]);
+			strbuf_puts(&path, ".debug");
+			if (access(path.data, R_OK) == 0 && elf_object_open(path.data, &debug, &error) < 0)
+				debug = NULL;
+			free(error);
+			strbuf_free(&path);
+			return debug;
+		}
+	}
+	return NULL;
+}
+
 int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
 {
 	struct function_collector collector = { out, out->count };
 
 	foreach_symbol(object, collect_function, &collector);
+	if (!has_symtab(object)) {
+		struct elf_object *debug = open_debug_file(object);
+		if (debug) {
+			foreach_symbol(debug, collect_function, &collector);
+			elf_object_close(debug);
+		}
+	}
 	/* Sort this object's symbols by name and drop repeated names. */
 	struct elf_symbol *mine = out->items + collector.first;
 	int count = out->count - collector.first, kept = 0;

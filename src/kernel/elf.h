@@ -65,7 +65,9 @@ void elf_object_close(struct elf_object *object);
 bool elf_object_is_relocatable(const struct elf_object *object);
 
 /* Appends every defined function symbol with a non-zero size, from .symtab
- * and .dynsym, sorted by name, each name once (the lowest address). */
+ * and .dynsym (and a stripped object's separate debug file, found by build
+ * ID under /usr/lib/debug), sorted by name, each name once (the lowest
+ * address). */
 int elf_object_functions(struct elf_object *object, elf_symbol_list *out);
 /* Finds a defined symbol of any type by exact name. 0 or -ENOENT. */
 int elf_object_find_symbol(struct elf_object *object, const char *name, struct elf_symbol *out);

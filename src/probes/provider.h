@@ -89,6 +89,14 @@ struct probe_point {
 	uint64_t binary_offset;/* uprobe/usdt: file offset of the probed instruction */
 	uint64_t semaphore_offset; /* usdt: file offset of the semaphore, 0 if none */
 	pid_t pid;             /* attach to this process only (-p), 0 for all */
+	/* Something the user should know about how this point will be traced
+	 * (e.g. "kprobes are not available here; tracing vfs_read with
+	 * fentry instead"), printed by the compiler as `note: ...`; NULL if none. */
+	char *note;
+	/* kprobe_multi: the functions one program is attached to through one
+	 * BPF_TRACE_KPROBE_MULTI link (`function` is then NULL); 0 otherwise. */
+	char **functions;
+	int function_count;
 };
 
 typedef VEC(struct probe_point *) probe_point_list;
@@ -106,6 +114,13 @@ struct provider {
 	int (*attach)(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
 	/* Prints names of probes matching pattern (NULL: all); verbose adds args. */
 	int (*list)(const char *pattern, bool verbose, FILE *out);
+	/* Optional: what bpf_prog_load needs beyond prog_type for this point
+	 * (fentry/fexit: expected_attach_type and the target's BTF id and BTF
+	 * object fd, 0 for vmlinux; kprobe_multi: the expected attach type).
+	 * Outputs start at 0; the callee sets what applies. 0 or -errno with
+	 * *error set. NULL when the provider needs nothing. */
+	int (*prepare_load)(const struct probe_point *point, uint32_t *expected_attach_type,
+			    uint32_t *attach_btf_id, int *attach_btf_obj_fd, char **error);
 };
 
 /* Finds a provider by canonical name or alias; NULL if none. */
@@ -170,5 +185,31 @@ typedef bool (*usdt_symbol_lookup)(void *context, const char *name, uint64_t *ad
  */
 int usdt_parse_arguments(const char *text, uint64_t probe_address, usdt_symbol_lookup lookup,
 			 void *context, struct arg_location **locations, char **error);
+
+/* ---- kernel function probes (kprobe.c, fentry.c) ---- */
+
+/* A function the kernel can trace, from tracefs's available_filter_functions. */
+struct kernel_function {
+	char *module;          /* NULL for vmlinux */
+	char *name;
+};
+
+/* Every traceable kernel function, sorted by name, duplicates removed,
+ * read once and cached for the life of the process. 0 or -errno (the file
+ * is unreadable, e.g. under lockdown) with *error set. */
+int kernel_functions(const struct kernel_function **functions, int *count, char **error);
+
+/*
+ * Expansion shared between the kprobe and fentry families so each can stand
+ * in for the other on kernels that have only one of them. `spec` is the
+ * probe as written (any of the four providers); `is_return` picks
+ * kretprobe/fexit. Points keep the name as written but belong to the
+ * provider that will really trace them; a point made for another provider
+ * than the one written carries a note saying so.
+ */
+int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
+			 char **error);
+int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
+			 char **error);
 
 #endif

@@ -24,15 +24,33 @@ extern const struct provider tracepoint_provider;
 extern const struct provider interval_provider;
 extern const struct provider profile_provider;
 extern const struct provider software_provider;
+extern const struct provider uprobe_provider;
+extern const struct provider uretprobe_provider;
+extern const struct provider usdt_provider;
+extern const struct provider rawtracepoint_provider;
+extern const struct provider hardware_provider;
+extern const struct provider kprobe_provider;
+extern const struct provider kretprobe_provider;
+extern const struct provider fentry_provider;
+extern const struct provider fexit_provider;
 
 /* -l prints providers in this order. */
 const struct provider *const provider_table[] = {
 	&begin_provider,
 	&end_provider,
 	&tracepoint_provider,
+	&rawtracepoint_provider,
+	&kprobe_provider,
+	&kretprobe_provider,
+	&fentry_provider,
+	&fexit_provider,
 	&software_provider,
+	&hardware_provider,
 	&interval_provider,
 	&profile_provider,
+	&uprobe_provider,
+	&uretprobe_provider,
+	&usdt_provider,
 	NULL,
 };
 

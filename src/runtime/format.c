@@ -133,8 +133,13 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 		break;
 	}
 	case TYPE_POINTER:
-		/* bpftrace 0.17 prints pointer values in maps as signed decimals. */
-		strbuf_printf(sb, "%lld", (long long)(int64_t)format_read_u64(data));
+		/* bpftrace 0.17 prints pointer values in maps as signed decimals;
+		 * inside a printed struct (which 0.17 cannot print) addresses read
+		 * better in hex, as current bpftrace shows them */
+		if (natural)
+			strbuf_printf(sb, "0x%llx", (unsigned long long)format_read_u64(data));
+		else
+			strbuf_printf(sb, "%lld", (long long)(int64_t)format_read_u64(data));
 		break;
 	case TYPE_STRING: {
 		size_t length = strnlen(bytes, type->size);
