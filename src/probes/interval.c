@@ -19,42 +19,12 @@ static int interval_expand(const struct probe_spec *spec, probe_point_list *out,
 	return probe_expand_timer(&interval_provider, spec, false, out, error);
 }
 
-static int interval_describe(struct probe_point *point, char **error)
-{
-	point->args_access = ARGS_NONE;
-	point->features = 0;
-	return 0;
-}
-
-static int interval_attach(const struct probe_point *point, int prog_fd, fd_list *fds,
-			   char **error)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-	};
-
-	if (point->frequency) {
-		attr.freq = 1;
-		attr.sample_freq = point->frequency;
-	} else {
-		attr.sample_period = point->period;
-	}
-	return probe_attach_perf_event(point, &attr, prog_fd, fds, error);
-}
-
-/* Timers are not enumerable: -l has nothing to show for them. */
-static int interval_list(const char *pattern, bool verbose, FILE *out)
-{
-	return 0;
-}
-
 const struct provider interval_provider = {
 	.name = "interval",
 	.aliases = { "i", NULL },
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,
 	.expand = interval_expand,
-	.describe = interval_describe,
-	.attach = interval_attach,
-	.list = interval_list,
+	.describe = probe_describe_no_args,
+	.attach = probe_attach_cpu_clock,
+	.list = probe_list_nothing, /* timers cannot be enumerated */
 };

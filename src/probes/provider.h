@@ -150,6 +150,12 @@ int probe_expand_timer(const struct provider *provider, const struct probe_spec 
  * fds. On failure closes what it opened and explains in *error. */
 int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
 			    int prog_fd, fd_list *fds, char **error);
+/* interval and profile: a cpu-clock perf event ticking at point->period ns
+ * or point->frequency hz, on one CPU or on every CPU (point->every_cpu). */
+int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
+/* For providers whose probes have no arguments and cannot be listed. */
+int probe_describe_no_args(struct probe_point *point, char **error);
+int probe_list_nothing(const char *pattern, bool verbose, FILE *out);
 
 /* ---- user-space probes (uprobe.c, usdt.c) ---- */
 

@@ -68,38 +68,6 @@ static uint64_t events_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Appends text as a JSON string literal. */
-static void events_json_string(struct strbuf *sb, const char *text, size_t length)
-{
-	strbuf_putc(sb, '"');
-	for (size_t i = 0; i < length; i++) {
-		unsigned char c = (unsigned char)text[i];
-
-		switch (c) {
-		case '"':
-			strbuf_puts(sb, "\\\"");
-			break;
-		case '\\':
-			strbuf_puts(sb, "\\\\");
-			break;
-		case '\n':
-			strbuf_puts(sb, "\\n");
-			break;
-		case '\t':
-			strbuf_puts(sb, "\\t");
-			break;
-		case '\r':
-			strbuf_puts(sb, "\\r");
-			break;
-		default:
-			if (c < 0x20)
-				strbuf_printf(sb, "\\u%04x", c);
-			else
-				strbuf_putc(sb, (char)c);
-		}
-	}
-	strbuf_putc(sb, '"');
-}
 
 /* Writes text to the output: as is, or as {"type": kind, "data": "text"}. */
 static void events_emit(struct event_loop *loop, const char *kind, const char *text,
@@ -115,7 +83,7 @@ static void events_emit(struct event_loop *loop, const char *kind, const char *t
 
 	strbuf_init(&json);
 	strbuf_printf(&json, "{\"type\": \"%s\", \"data\": ", kind);
-	events_json_string(&json, text, length);
+	format_json_string(&json, text, length);
 	strbuf_puts(&json, "}\n");
 	fwrite(json.data, 1, json.length, out);
 	strbuf_free(&json);

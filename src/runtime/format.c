@@ -67,7 +67,7 @@ static uint64_t format_read_sized(const void *data, int size, bool is_signed)
 
 /* ---- JSON strings ---- */
 
-static void format_json_string(struct strbuf *sb, const char *text, size_t length)
+void format_json_string(struct strbuf *sb, const char *text, size_t length)
 {
 	strbuf_putc(sb, '"');
 	for (size_t i = 0; i < length; i++) {

@@ -43,6 +43,8 @@ int print_map(const struct output *out, const struct map_desc *map, int top, int
 void print_value(const struct output *out, const struct type *type, const void *data);
 /* Renders a printf-style event into sb. */
 void format_event(struct strbuf *sb, const struct event_desc *event, const void *record);
+/* Appends text as a quoted JSON string (control characters escaped). */
+void format_json_string(struct strbuf *sb, const char *text, size_t length);
 /* Text of one value as bpftrace shows it inside map keys, tuples and print(). */
 void format_value(struct strbuf *sb, const struct type *type, const void *data, bool json);
 /* Status lines that also have a JSON form: "Attached N probes", "Lost N events". */
