@@ -32,6 +32,7 @@
 #include "common/program.h"
 #include "common/util.h"
 #include "compiler/compiler.h"
+#include "kernel/btf.h"
 #include "kernel/features.h"
 #include "probes/provider.h"
 #include "runtime/runtime.h"
@@ -538,6 +539,7 @@ int main(int argc, char **argv)
 done:
 	program_free(&program);
 	type_free_all();
+	btf_forget_types();
 	free(text);
 	fflush(stdout);
 	return status;

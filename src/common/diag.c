@@ -109,6 +109,15 @@ void diag_warning(struct diag *diag, struct src_loc loc, const char *fmt, ...)
 	va_end(ap);
 }
 
+void diag_note(struct diag *diag, struct src_loc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	diag_report(diag, loc, "note", fmt, ap);
+	va_end(ap);
+}
+
 void diag_error_noloc(struct diag *diag, const char *fmt, ...)
 {
 	struct src_loc none = { 0, 0, 0 };

@@ -36,6 +36,9 @@ void diag_error(struct diag *diag, struct src_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void diag_warning(struct diag *diag, struct src_loc loc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Extra information at a place, e.g. a fallback taken: `file:line:col: note:`. */
+void diag_note(struct diag *diag, struct src_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* An error that belongs to no particular place (e.g. "no probes"). */
 void diag_error_noloc(struct diag *diag, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

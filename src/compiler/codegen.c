@@ -431,8 +431,10 @@ static struct value gen_builtin(struct codegen *gen, struct node *node)
 	if (strcmp(name, "cpid") == 0)
 		return value_reg(const_reg(gen, gen->sema->options->child_pid), type);
 	if (strcmp(name, "comm") == 0) {
-		/* no zeroing: the helper fills all 16 bytes, padding with NULs */
+		/* zeroed first: kernels before 6.x do not pad the name with NULs,
+		 * and bytes after the NUL would make equal names different keys */
 		int offset = stack_alloc(gen, 16);
+		zero_stack(gen, offset, 16);
 		struct helper_arg args[2] = { ARG_STACK(offset), ARG_IMM(16) };
 		call_helper(gen, BPF_FUNC_get_current_comm, args, 2);
 		return value_stack(offset, type);

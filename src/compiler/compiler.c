@@ -113,6 +113,21 @@ int compile_program(const struct source *source, const struct compile_options *o
 				.name = xstrdup(point->name), .point = point, .role = role_of(point),
 				.prog_type = point->provider->prog_type, .prog_fd = -1,
 			};
+			/* fentry/fexit and kprobe_multi say how the kernel must load them */
+			if (point->provider->prepare_load) {
+				char *error = NULL;
+				int attach_btf_obj_fd = 0;
+				if (point->provider->prepare_load(point, &out.expected_attach_type,
+								  &out.attach_btf_id, &attach_btf_obj_fd,
+								  &error) < 0) {
+					diag_error(diag, probe->node->loc, "%s", error ? error : "cannot load probe");
+					free(error);
+					free(out.name);
+					result = -1;
+					break;
+				}
+				out.attach_btf_obj_fd = attach_btf_obj_fd;
+			}
 			if (codegen_probe(&sema, probe, point, &out, options->dump, diag) < 0) {
 				free(out.name);
 				result = -1;

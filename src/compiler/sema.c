@@ -304,6 +304,22 @@ static int parse_arg_index(const char *name)
 	return (int)index;
 }
 
+/* `probe` and `func` are constants that differ between the points of one
+ * block, but the block's event layouts are shared, so every point gets the
+ * size of the longest. */
+static int longest_point_text(struct sema *sema, bool function)
+{
+	int longest = 0;
+	for (int i = 0; sema->probe && i < sema->probe->points.count; i++) {
+		const struct probe_point *point = sema->probe->points.items[i];
+		const char *text = function ? point->function : point->name;
+		int length = text ? (int)strlen(text) : 0;
+		if (length > longest)
+			longest = length;
+	}
+	return longest;
+}
+
 static void check_builtin(struct sema *sema, struct node *node)
 {
 	const char *name = node->name;
@@ -323,7 +339,7 @@ static void check_builtin(struct sema *sema, struct node *node)
 		return;
 	}
 	if (strcmp(name, "probe") == 0) {
-		node->type = type_string((int)strlen(sema->point ? sema->point->name : "") + 1);
+		node->type = type_string(longest_point_text(sema, false) + 1);
 		return;
 	}
 	if (parse_arg_index(name) >= 0) {
@@ -336,7 +352,9 @@ static void check_builtin(struct sema *sema, struct node *node)
 		}
 		int index = parse_arg_index(name);
 		struct probe_point *point = sema->point;
-		if (point->args_access == ARGS_PT_REGS && index >= point->arg_count) {
+		if ((point->args_access == ARGS_PT_REGS ||
+		     (point->args_access == ARGS_U64_ARRAY && point->arg_count > 0)) &&
+		    index >= point->arg_count) {
 			error_at(sema, node->loc, "%s is out of range: probe %s has %d argument%s", name,
 				 point->name, point->arg_count, point->arg_count == 1 ? "" : "s");
 			node->type = type_none();
@@ -366,7 +384,7 @@ static void check_builtin(struct sema *sema, struct node *node)
 			return;
 		}
 		if (strcmp(name, "func") == 0)
-			node->type = type_string((int)strlen(sema->point->function ? sema->point->function : "") + 1);
+			node->type = type_string(longest_point_text(sema, true) + 1);
 		else if (var->is_string)
 			node->type = type_string(var->size ? var->size : sema->options->max_strlen);
 		else
@@ -1208,8 +1226,14 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 			free(error);
 			return -1;
 		}
+		const char *last_note = NULL;
 		for (int i = before; i < probe->points.count; i++) {
 			struct probe_point *point = probe->points.items[i];
+			/* a stand-in provider (fentry for kprobe, ...) explains itself once */
+			if (point->note && (!last_note || strcmp(point->note, last_note) != 0)) {
+				diag_note(sema->diag, spec_node->loc, "%s", point->note);
+				last_note = point->note;
+			}
 			if (provider->describe && provider->describe(point, &error) < 0) {
 				diag_error(sema->diag, spec_node->loc, "%s", error ? error : "cannot describe probe");
 				free(error);

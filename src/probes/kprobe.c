@@ -471,7 +471,12 @@ static int attach(const struct probe_point *point, bool is_return, int prog_fd, 
 	attr.sample_period = 1;
 	attr.wakeup_events = 1;
 	err = probe_attach_perf_event(point, &attr, prog_fd, fds, error);
-	if (err == -ENOENT || err == -EINVAL) {
+	if (err == -EILSEQ && point->binary_offset) {
+		free(*error);
+		*error = xasprintf("cannot attach %s: +%llu is not the start of an instruction "
+				   "in %s that can be probed", point->name,
+				   (unsigned long long)point->binary_offset, point->function);
+	} else if (err == -ENOENT || err == -EINVAL) {
 		char *cause = *error;
 		*error = xasprintf("%s (is %s a kernel function that can be probed%s?)", cause,
 				   point->function,

@@ -114,6 +114,10 @@ void probe_point_free(struct probe_point *point)
 	free(point->function);
 	free(point->arg_locations);
 	free(point->binary_path);
+	free(point->note);
+	for (int i = 0; i < point->function_count; i++)
+		free(point->functions[i]);
+	free(point->functions);
 	free(point);
 }
 
