@@ -145,6 +145,13 @@ bool type_equal(const struct type *a, const struct type *b)
 		       strcmp(a->record_name, b->record_name) == 0;
 	case TYPE_HIST:
 		return a->hist_bits == b->hist_bits;
+	case TYPE_STACK:
+		return a->is_user_pointer == b->is_user_pointer && a->stack_depth == b->stack_depth &&
+		       a->stack_mode == b->stack_mode;
+	case TYPE_SYMBOL:
+		return a->is_user_pointer == b->is_user_pointer;
+	case TYPE_BUFFER:
+		return a->size == b->size;
 	case TYPE_LHIST:
 		return a->lhist_min == b->lhist_min && a->lhist_max == b->lhist_max &&
 		       a->lhist_step == b->lhist_step;
@@ -182,6 +189,9 @@ const char *type_kind_name(enum type_kind kind)
 	case TYPE_HIST: return "hist";
 	case TYPE_LHIST: return "lhist";
 	case TYPE_ARRAY: return "array";
+	case TYPE_STACK: return "stack";
+	case TYPE_SYMBOL: return "symbol";
+	case TYPE_BUFFER: return "buffer";
 	}
 	return "?";
 }

@@ -38,6 +38,29 @@ enum type_kind {
 	TYPE_HIST,     /* hist(x[, k]): power-of-two buckets, see program.h */
 	TYPE_LHIST,    /* lhist(x, min, max, step): linear buckets */
 	TYPE_ARRAY,    /* array_length elements of `pointee` (char arrays are TYPE_STRING) */
+	TYPE_STACK,    /* kstack/ustack: struct stack_value; is_user_pointer for ustack */
+	TYPE_SYMBOL,   /* ksym(addr)/usym(addr): struct symbol_value; is_user_pointer for usym */
+	TYPE_BUFFER,   /* buf(p, n): u64 length then `size - 8` bytes, printed with escapes */
+};
+
+/* Storage of a stack: the id of the trace in the program's stack map (a
+ * negative errno when the kernel could not take it) and, for user stacks,
+ * the process, so user addresses can be symbolized. */
+struct stack_value {
+	int64_t stack_id;
+	uint64_t pid;
+};
+
+/* Storage of ksym()/usym(): an address, and the process for usym. */
+struct symbol_value {
+	uint64_t address;
+	uint64_t pid;
+};
+
+enum stack_mode {
+	STACK_MODE_BPFTRACE, /* one "\tfunc+off" line per frame, indented, as bpftrace */
+	STACK_MODE_PERF,     /* "\taddress func+off (module)" lines, as perf script */
+	STACK_MODE_RAW,      /* bare addresses */
 };
 
 struct type;
@@ -74,6 +97,10 @@ struct type {
 
 	/* TYPE_ARRAY: element type is `pointee` */
 	int array_length;
+
+	/* TYPE_STACK: frames to show, and how */
+	int stack_depth;
+	enum stack_mode stack_mode;
 
 	/* Kernel types from BTF (kernel/btf.c): the BTF id, and whether the
 	 * fields of a TYPE_RECORD are still to be read (btf_complete_record). */

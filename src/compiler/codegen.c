@@ -1448,10 +1448,23 @@ struct value generate_ntop(struct codegen *gen, struct node *call)
 	struct node *address = call->args->next ? call->args->next : call->args;
 	int offset = stack_alloc(gen, 24);
 	zero_stack(gen, offset, 24);
-	int family = call->args->next ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 2);
+	bool is_bytes = !type_is_integer_like(address->type);
+	int default_family = is_bytes && address->type->size == 16 ? 10 /* AF_INET6 */ : 2 /* AF_INET */;
+	int family = call->args->next ? value_to_reg(gen, gen_expr(gen, call->args))
+				      : const_reg(gen, default_family);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, family);
-	int value = value_to_reg(gen, gen_expr(gen, address));
-	ir_store(&gen->fn, 4, BPF_REG_10, (int16_t)(offset + 8), value);
+	struct value value = gen_expr(gen, address);
+	if (!is_bytes) {
+		ir_store(&gen->fn, 4, BPF_REG_10, (int16_t)(offset + 8), value_to_reg(gen, value));
+	} else if (value.kind == VALUE_ADDRESS) {
+		struct helper_arg args[3] = { ARG_STACK(offset + 8), ARG_IMM(address->type->size),
+					      ARG_REG(value.reg) };
+		call_helper(gen, value.is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
+			    args, 3);
+	} else if (value.kind == VALUE_STACK) {
+		copy_memory(gen, BPF_REG_10, offset + 8, BPF_REG_10, value.stack_offset,
+			    address->type->size);
+	}
 	return value_stack(offset, call->type);
 }
 
@@ -1498,6 +1511,110 @@ struct value generate_len(struct codegen *gen, struct node *call)
 	int subprogram = callback_end(gen, caller, saved_high);
 	int count = for_each_element(gen, call->args->map_id, subprogram, ARG_IMM(0));
 	return value_reg(count, call->type);
+}
+
+/* kstack/ustack: the stack is stored in the stack map by the kernel; the
+ * value is its id (and, for user stacks, the process to symbolize in). */
+static struct value generate_stack(struct codegen *gen, struct node *call, bool is_user)
+{
+	int slot = stack_alloc(gen, sizeof(struct stack_value));
+	struct helper_arg args[3] = { ARG_REG(gen->ctx_reg), ARG_MAP(gen->program->stack_map_id),
+				      ARG_IMM(is_user ? BPF_F_USER_STACK : 0) };
+	int id = call_helper(gen, BPF_FUNC_get_stackid, args, 3);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, id);
+	if (is_user) {
+		int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
+		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), pid);
+	} else {
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), 0);
+	}
+	return value_stack(slot, call->type);
+}
+
+struct value generate_kstack(struct codegen *gen, struct node *call)
+{
+	return generate_stack(gen, call, false);
+}
+
+struct value generate_ustack(struct codegen *gen, struct node *call)
+{
+	return generate_stack(gen, call, true);
+}
+
+static struct value generate_symbol(struct codegen *gen, struct node *call, bool is_user)
+{
+	int slot = stack_alloc(gen, sizeof(struct symbol_value));
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, value_to_reg(gen, gen_expr(gen, call->args)));
+	if (is_user) {
+		int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
+		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), pid);
+	} else {
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), 0);
+	}
+	return value_stack(slot, call->type);
+}
+
+struct value generate_ksym(struct codegen *gen, struct node *call)
+{
+	return generate_symbol(gen, call, false);
+}
+
+struct value generate_usym(struct codegen *gen, struct node *call)
+{
+	return generate_symbol(gen, call, true);
+}
+
+/* buf(p, n): u64 length, then up to the type's capacity of bytes */
+struct value generate_buf(struct codegen *gen, struct node *call)
+{
+	struct node *source = call->args, *length_node = source->next;
+	int capacity = call->type->size - 8;
+	int slot = stack_alloc(gen, call->type->size);
+	zero_stack(gen, slot, call->type->size);
+	struct value value = gen_expr(gen, source);
+	int length;
+	if (length_node && !length_node->is_constant) {
+		length = value_to_reg(gen, gen_expr(gen, length_node));
+		int fits = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JLE, length, capacity, fits);
+		ir_mov_imm(&gen->fn, length, capacity);
+		ir_label(&gen->fn, fits);
+	} else {
+		length = const_reg(gen, capacity);
+	}
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, length);
+	if (value.kind == VALUE_STACK) {
+		copy_memory(gen, BPF_REG_10, slot + 8, BPF_REG_10, value.stack_offset,
+			    value.type->size < capacity ? value.type->size : capacity);
+		return value_stack(slot, call->type);
+	}
+	bool is_user = value.kind == VALUE_ADDRESS ? value.is_user
+			: source->type->kind == TYPE_POINTER && source->type->is_user_pointer;
+	int address = value.kind == VALUE_ADDRESS ? value.reg : value_to_reg(gen, value);
+	/* the verifier wants a length it can bound: mask it into [0, capacity] */
+	int bounded = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, bounded, length);
+	int in_range = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JLE, bounded, capacity, in_range);
+	ir_mov_imm(&gen->fn, bounded, capacity);
+	ir_label(&gen->fn, in_range);
+	struct helper_arg args[3] = { ARG_STACK(slot + 8), ARG_REG(bounded), ARG_REG(address) };
+	call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
+	return value_stack(slot, call->type);
+}
+
+struct value generate_bswap(struct codegen *gen, struct node *call)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, reg, value_to_reg(gen, gen_expr(gen, call->args)));
+	int bits = call->type->size * 8;
+	if (bits == 8)
+		return value_reg(reg, call->type);
+	/* on little-endian x86-64, "to big endian" is the byte swap */
+	ir_emit(&gen->fn, (struct ir_insn){ .code = BPF_ALU | BPF_END | BPF_TO_BE, .dst = reg, .imm = bits });
+	return value_reg(reg, call->type);
 }
 
 struct value generate_kaddr(struct codegen *gen, struct node *call)

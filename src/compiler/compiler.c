@@ -63,15 +63,23 @@ int compile_program(const struct source *source, const struct compile_options *o
 	program->source = *source;
 	program->ringbuf_map_id = program->lost_map_id = -1;
 	program->config_map_id = program->scratch_map_id = -1;
-	if (parse_program(source, &ast, diag) < 0) {
+	program->stack_map_id = -1;
+	/* the lexer sees the text with C directives blanked; diagnostics still
+	 * quote the original, whose lines and columns are the same */
+	struct preprocessed pre = { 0 };
+	preprocess_program(source->text, &pre);
+	struct source stripped = { .filename = source->filename, .text = pre.text };
+	if (parse_program(&stripped, &ast, diag) < 0) {
 		ast_free(&ast);
+		preprocessed_free(&pre);
 		return -1;
 	}
 	if (options->dump) {
 		fprintf(options->dump, "AST:\n");
 		ast_dump(&ast, options->dump);
 	}
-	struct sema sema = { .diag = diag, .options = options, .program = program };
+	struct sema sema = { .diag = diag, .options = options, .program = program,
+			     .macros = &pre.macros };
 	int result = sema_analyze(&sema, &ast);
 	if (result == 0) {
 		lay_out_maps(program);
@@ -88,6 +96,10 @@ int compile_program(const struct source *source, const struct compile_options *o
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);
+		if (sema.needs_stacks)
+			program->stack_map_id = add_internal_map(program, ".stacks", MAP_ROLE_STACKS,
+								 BPF_MAP_TYPE_STACK_TRACE, 4,
+								 127 * sizeof(uint64_t), 16384);
 		/* records too big for the 512-byte BPF stack are built in a per-CPU buffer */
 		int scratch_bytes = 0;
 		for (int i = 0; i < program->events.count; i++)
@@ -149,5 +161,6 @@ int compile_program(const struct source *source, const struct compile_options *o
 	free(sema.probes.items);
 	free(sema.map_first_use.items);
 	ast_free(&ast);
+	preprocessed_free(&pre);
 	return result;
 }

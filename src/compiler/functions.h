@@ -47,6 +47,12 @@ struct function_def {
 	X(len, 1, 1, false, false)            \
 	X(strncmp, 3, 3, false, false)        \
 	X(kaddr, 1, 1, false, false)          \
+	X(bswap, 1, 1, false, false)          \
+	X(kstack, 0, 2, false, false)         \
+	X(ustack, 0, 2, false, false)         \
+	X(ksym, 1, 1, false, false)           \
+	X(usym, 1, 1, false, false)           \
+	X(buf, 1, 2, false, false)            \
 	X(count, 0, 0, true, false)           \
 	X(sum, 1, 1, true, false)             \
 	X(avg, 1, 1, true, false)             \

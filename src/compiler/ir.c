@@ -216,6 +216,11 @@ static void print_insn(FILE *out, const struct ir_insn *insn, bool final)
 	case BPF_ALU64:
 	case BPF_ALU:
 		print_reg(out, insn->dst);
+		if (BPF_OP(insn->code) == BPF_END) {
+			fprintf(out, " = bswap%lld ", (long long)insn->imm);
+			print_reg(out, insn->dst);
+			return;
+		}
 		if (BPF_OP(insn->code) == BPF_NEG) {
 			fprintf(out, " = -");
 			print_reg(out, insn->dst);

@@ -320,6 +320,39 @@ static int longest_point_text(struct sema *sema, bool function)
 	return longest;
 }
 
+/* Kernel-internal #defines that bpftrace's tools use and that no header on
+ * a machine without kernel sources provides (bpftrace finds them through
+ * clang and the kernel headers). Their values are part of the kernel ABI. */
+static const struct { const char *name; int64_t value; } kernel_constants[] = {
+	{ "TASK_RUNNING", 0 }, { "TASK_INTERRUPTIBLE", 1 }, { "TASK_UNINTERRUPTIBLE", 2 },
+	{ "__TASK_STOPPED", 4 }, { "__TASK_TRACED", 8 }, { "EXIT_DEAD", 16 }, { "EXIT_ZOMBIE", 32 },
+	{ "TASK_PARKED", 64 }, { "TASK_DEAD", 128 }, { "TASK_WAKEKILL", 256 },
+	{ "TASK_WAKING", 512 }, { "TASK_NOLOAD", 1024 }, { "TASK_NEW", 2048 },
+};
+
+/* An identifier that is not a builtin: a #define from the script or its
+ * headers, a kernel enum constant from BTF, or a kernel-internal constant. */
+static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
+{
+	const struct macro *macro = sema->macros ? macro_find(sema->macros, name) : NULL;
+	if (macro && macro->has_value) {
+		*value = macro->value;
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(kernel_constants) / sizeof(kernel_constants[0]); i++) {
+		if (strcmp(kernel_constants[i].name, name) == 0) {
+			*value = kernel_constants[i].value;
+			return true;
+		}
+	}
+	/* only names that look like constants: an identifier typo should not
+	 * scan the whole kernel type table */
+	bool looks_constant = true;
+	for (const char *p = name; *p && looks_constant; p++)
+		looks_constant = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
+	return looks_constant && btf_available() && btf_enum_value(name, value) == 0;
+}
+
 static void check_builtin(struct sema *sema, struct node *node)
 {
 	const char *name = node->name;
@@ -389,6 +422,13 @@ static void check_builtin(struct sema *sema, struct node *node)
 			node->type = type_string(var->size ? var->size : sema->options->max_strlen);
 		else
 			node->type = type_int(var->size, var->is_signed);
+		return;
+	}
+	int64_t constant;
+	if (lookup_constant(sema, name, &constant)) {
+		node->type = type_int(8, true);
+		node->is_constant = true;
+		node->const_value = (uint64_t)constant;
 		return;
 	}
 	error_at(sema, node->loc, "unknown identifier '%s'", name);
@@ -1259,6 +1299,10 @@ static void desugar(struct node *node)
 			node->args->args = node->args->next;
 			node->args->next = NULL;
 		}
+		/* a bare `kstack` is kstack() with the defaults */
+		if (node->kind == NODE_BUILTIN &&
+		    (strcmp(node->name, "kstack") == 0 || strcmp(node->name, "ustack") == 0))
+			node->kind = NODE_CALL;
 		struct node *children[] = { node->lhs, node->rhs, node->cond, node->then, node->els,
 					    node->body, node->args, node->predicate };
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
@@ -1585,8 +1629,15 @@ void check_ntop(struct sema *sema, struct node *call)
 	inet->size = 24;
 	call->type = inet;
 	struct node *address = call->args->next ? call->args->next : call->args;
-	if (address->type && address->type->kind != TYPE_NONE && !is_int(address))
-		error_at(sema, address->loc, "ntop() needs an IPv4 address as an integer");
+	struct type *type = address->type;
+	if (!type || type->kind == TYPE_NONE || is_int(address))
+		return;
+	/* an address held in bytes: 4 for IPv4, 16 for IPv6 (in6_addr's u6_addr8) */
+	bool bytes = type->kind == TYPE_STRING || (type->kind == TYPE_ARRAY && type->pointee &&
+						   type->pointee->kind == TYPE_INT);
+	if (!bytes || (type->size != 4 && type->size != 16))
+		error_at(sema, address->loc, "ntop() needs an IPv4 address as an integer, or 4 or 16 "
+			 "address bytes; this is %s", type_name(type));
 }
 
 void check_exit(struct sema *sema, struct node *call)
@@ -1687,6 +1738,97 @@ void check_has_key(struct sema *sema, struct node *call)
 		return;
 	}
 	check_map_access(sema, map);
+}
+
+/* kstack / ustack / kstack(mode) / kstack(depth) / kstack(mode, depth) */
+static void check_stack(struct sema *sema, struct node *call, bool is_user)
+{
+	struct type *type = type_new(TYPE_STACK);
+	type->size = sizeof(struct stack_value);
+	type->is_user_pointer = is_user;
+	type->stack_depth = 127;
+	type->stack_mode = STACK_MODE_BPFTRACE;
+	call->type = type;
+	for (struct node *arg = call->args; arg; arg = arg->next) {
+		if (arg->kind == NODE_BUILTIN && arg == call->args) {
+			static const char *const modes[] = { "bpftrace", "perf", "raw" };
+			bool known = false;
+			for (int m = 0; m < 3 && !known; m++) {
+				if (strcmp(arg->name, modes[m]) == 0) {
+					type->stack_mode = (enum stack_mode)m;
+					known = true;
+				}
+			}
+			if (!known)
+				error_at(sema, arg->loc, "unknown stack mode '%s': use bpftrace, perf or raw",
+					 arg->name);
+			arg->type = type_int(8, false);
+			continue;
+		}
+		check_expr(sema, arg);
+		if (!arg->is_constant || !is_int(arg) || arg->const_value < 1 || arg->const_value > 127)
+			error_at(sema, arg->loc, "%s()'s depth must be a constant from 1 to 127", call->name);
+		else
+			type->stack_depth = (int)arg->const_value;
+	}
+	if (sema->map_loop_depth)
+		error_at(sema, call->loc, "%s cannot be taken inside a for loop over a map", call->name);
+	sema->needs_stacks = true;
+}
+
+void check_kstack(struct sema *sema, struct node *call) { check_stack(sema, call, false); }
+void check_ustack(struct sema *sema, struct node *call) { check_stack(sema, call, true); }
+
+/* ksym(addr) / usym(addr): symbolized when printed */
+static void check_symbol(struct sema *sema, struct node *call, bool is_user)
+{
+	check_expr(sema, call->args);
+	struct type *type = type_new(TYPE_SYMBOL);
+	type->size = sizeof(struct symbol_value);
+	type->is_user_pointer = is_user;
+	call->type = type;
+	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
+		error_at(sema, call->args->loc, "%s() needs an address, not %s", call->name,
+			 type_name(call->args->type));
+}
+
+void check_ksym(struct sema *sema, struct node *call) { check_symbol(sema, call, false); }
+void check_usym(struct sema *sema, struct node *call) { check_symbol(sema, call, true); }
+
+/* buf(pointer[, length]): bytes printed with %r as escaped text */
+void check_buf(struct sema *sema, struct node *call)
+{
+	struct node *source = call->args, *length = source->next;
+	check_expr(sema, source);
+	int capacity = sema->options->max_strlen;
+	if (length) {
+		check_expr(sema, length);
+		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
+			error_at(sema, length->loc, "buf()'s length must be an integer");
+		else if (length->is_constant && length->const_value < (uint64_t)capacity)
+			capacity = (int)length->const_value;
+	}
+	struct type *type = type_new(TYPE_BUFFER);
+	type->size = 8 + ((capacity + 7) & ~7);
+	call->type = type;
+	if (source->type && source->type->kind != TYPE_NONE && !is_int(source) &&
+	    source->type->kind != TYPE_STRING && source->type->kind != TYPE_ARRAY)
+		error_at(sema, source->loc, "buf() needs a pointer or an array, not %s",
+			 type_name(source->type));
+}
+
+/* bswap(x): x with its bytes reversed, at x's own width */
+void check_bswap(struct sema *sema, struct node *call)
+{
+	check_expr(sema, call->args);
+	call->type = type_int(8, false);
+	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args)) {
+		error_at(sema, call->args->loc, "bswap() needs an integer, not %s",
+			 type_name(call->args->type));
+		return;
+	}
+	if (call->args->type && call->args->type->kind == TYPE_INT)
+		call->type = type_int(call->args->type->size, false);
 }
 
 /* kaddr("symbol"): the symbol's kernel address, resolved at compile time */

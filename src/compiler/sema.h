@@ -9,6 +9,7 @@
 #include "../probes/provider.h"
 #include "ast.h"
 #include "compiler.h"
+#include "preprocess.h"
 
 /* A scratch variable ($name) of one probe block. */
 struct var_info {
@@ -31,9 +32,11 @@ struct sema {
 	struct program *program;
 	VEC(struct probe_info) probes;
 	/* the probe and point being checked */
+	const struct macro_table *macros;   /* #define constants (preprocess.c) */
 	VEC(struct src_loc) map_first_use;  /* by map id: where each user map first appears */
 	struct probe_info *probe;
 	struct probe_point *point;
+	bool needs_stacks;   /* some probe takes kstack/ustack: the program needs a stack map */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */

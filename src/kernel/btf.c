@@ -849,3 +849,32 @@ void btf_decl_list_free(btf_decl_list *list)
 	list->items = NULL;
 	list->count = list->capacity = 0;
 }
+
+int btf_enum_value(const char *name, int64_t *value)
+{
+	struct btf_source *source = vmlinux();
+	if (!source)
+		return -ENOENT;
+	const struct btf *btf = source->btf;
+	for (int id = 1; id < source->type_count; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		if (btf_is_enum(t)) {
+			const struct btf_enum *entry = btf_enum(t);
+			for (int i = 0; i < btf_vlen(t); i++, entry++) {
+				if (strcmp(btf__name_by_offset(btf, entry->name_off), name) == 0) {
+					*value = btf_kflag(t) ? (int64_t)entry->val : (int64_t)(uint32_t)entry->val;
+					return 0;
+				}
+			}
+		} else if (btf_is_enum64(t)) {
+			const struct btf_enum64 *entry = btf_enum64(t);
+			for (int i = 0; i < btf_vlen(t); i++, entry++) {
+				if (strcmp(btf__name_by_offset(btf, entry->name_off), name) == 0) {
+					*value = (int64_t)btf_enum64_value(entry);
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}

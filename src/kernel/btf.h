@@ -23,6 +23,7 @@
 #define SONDE_BTF_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../common/types.h"
 #include "../common/util.h"
@@ -51,6 +52,9 @@ int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd);
  * without its leading `void *` data pointer) as a TYPE_RECORD laid out like
  * btf_function_args. */
 int btf_tracepoint_args(const char *name, struct type **args_record);
+
+/* Value of a kernel enum constant (SKB_DROP_REASON_NOT_SPECIFIED, ...). */
+int btf_enum_value(const char *name, int64_t *value);
 
 /* Address of a kernel symbol from /proc/kallsyms, for kaddr(). */
 int kallsyms_lookup(const char *symbol, unsigned long long *address);

@@ -32,6 +32,8 @@
  */
 #include "tracefs.h"
 
+#include "btf.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -329,13 +331,22 @@ static bool base_is_char(const char *base)
 }
 
 /* What a pointer field points at: the element type when it is a known
- * integer, bytes otherwise (void *, struct pointers). */
+ * integer, the kernel's struct from BTF for `struct X *` (so that
+ * args->rqtp->tv_sec works), bytes otherwise (void *). BTF is touched only
+ * for struct pointers. */
 static struct type *pointer_type(const struct field_decl *decl, bool is_user)
 {
 	int size;
 	bool is_signed;
-	struct type *type;
+	struct type *type = NULL;
 
+	if (strncmp(decl->base, "struct ", 7) == 0 || strncmp(decl->base, "union ", 6) == 0)
+		type = btf_available() ? btf_type_by_name(decl->base) : NULL;
+	if (type) {
+		for (int i = 0; i < decl->pointer_depth; i++)
+			type = type_pointer(type, is_user);
+		return type;
+	}
 	if (!c_int_type(decl->base, &size, &is_signed)) {
 		size = 1;
 		is_signed = false;

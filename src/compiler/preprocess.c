@@ -1,0 +1,280 @@
+/*
+ * Preprocessing: the part of the C preprocessor that bpftrace scripts use.
+ *
+ * bpftrace runs scripts through clang, so tools carry lines such as
+ * `#include <linux/socket.h>`, `#define MAX 10` and
+ * `#ifndef BPFTRACE_HAVE_BTF ... #endif` around hand-written structs. sonde
+ * has no C compiler at run time; instead this pass, run on the program text
+ * before the lexer:
+ *  - keeps or drops #if[n]def/#else/#endif regions (BPFTRACE_HAVE_BTF is
+ *    defined when the kernel has BTF, plus anything the script #defines);
+ *  - collects `#define NAME VALUE` when VALUE is an integer (or another such
+ *    name), from the script and from the headers it #includes (searched in
+ *    the system include directories, following their own #includes a few
+ *    levels deep);
+ *  - blanks every directive line and every dropped region, so that line and
+ *    column numbers in the remaining text stay those of the original.
+ * Semantic analysis looks unknown identifiers up in the collected table.
+ */
+#include "preprocess.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernel/btf.h"
+
+#define MAX_INCLUDE_DEPTH 6
+#define MAX_INCLUDED_FILES 200
+
+static const char *const include_directories[] = {
+	"/usr/local/include",
+	"/usr/include/x86_64-linux-gnu",
+	"/usr/include",
+};
+
+struct preprocessor {
+	struct macro_table *macros;
+	VEC(char *) included;   /* paths already read, to read each once */
+};
+
+static bool is_ident_start(char c)
+{
+	return isalpha((unsigned char)c) || c == '_';
+}
+
+static bool is_ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+static char *read_identifier(const char **p, const char *end)
+{
+	const char *start = *p;
+	if (start >= end || !is_ident_start(*start))
+		return NULL;
+	while (*p < end && is_ident_char(**p))
+		(*p)++;
+	return xstrndup(start, (size_t)(*p - start));
+}
+
+struct macro *macro_find(const struct macro_table *table, const char *name)
+{
+	for (int i = table->count - 1; i >= 0; i--)
+		if (strcmp(table->items[i].name, name) == 0)
+			return &table->items[i];
+	return NULL;
+}
+
+/* An integer literal with C suffixes, possibly in parentheses or negated;
+ * or the name of a macro that already has a value. */
+static bool evaluate_value(const struct macro_table *table, const char *text, int64_t *value)
+{
+	while (*text == ' ' || *text == '\t' || *text == '(')
+		text++;
+	bool negative = false;
+	if (*text == '-') {
+		negative = true;
+		text++;
+	}
+	if (is_ident_start(*text)) {
+		const char *end = text;
+		while (is_ident_char(*end))
+			end++;
+		char *name = xstrndup(text, (size_t)(end - text));
+		const struct macro *macro = macro_find(table, name);
+		free(name);
+		if (!macro)
+			return false;
+		*value = negative ? -macro->value : macro->value;
+		return true;
+	}
+	if (!isdigit((unsigned char)*text))
+		return false;
+	char *end;
+	errno = 0;
+	unsigned long long parsed = strtoull(text, &end, 0);
+	if (errno)
+		return false;
+	while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
+		end++;
+	while (*end == ' ' || *end == '\t' || *end == ')')
+		end++;
+	if (*end && *end != '/' && *end != '\n' && *end != '\r')
+		return false;
+	*value = negative ? -(int64_t)parsed : (int64_t)parsed;
+	return true;
+}
+
+static void define_macro(struct macro_table *table, const char *name, const char *value_text)
+{
+	int64_t value;
+	bool has_value = evaluate_value(table, value_text, &value);
+	struct macro macro = { .name = xstrdup(name), .value = has_value ? value : 0,
+			       .has_value = has_value };
+	vec_push(table, macro);
+}
+
+static void include_file(struct preprocessor *pp, const char *name, int depth);
+
+/* Reads the #defines (and nested #includes) of one header. */
+static void scan_header(struct preprocessor *pp, const char *text, int depth)
+{
+	const char *p = text;
+	while (*p) {
+		const char *line_end = strchr(p, '\n');
+		if (!line_end)
+			line_end = p + strlen(p);
+		const char *q = skip_blanks(p, line_end);
+		if (q < line_end && *q == '#') {
+			q = skip_blanks(q + 1, line_end);
+			if (strncmp(q, "define", 6) == 0) {
+				q = skip_blanks(q + 6, line_end);
+				char *name = read_identifier(&q, line_end);
+				/* function-like macros are not constants */
+				if (name && (q >= line_end || *q != '(')) {
+					char *value = xstrndup(q, (size_t)(line_end - q));
+					define_macro(pp->macros, name, value);
+					free(value);
+				}
+				free(name);
+			} else if (strncmp(q, "include", 7) == 0) {
+				q = skip_blanks(q + 7, line_end);
+				if (q < line_end && (*q == '<' || *q == '"')) {
+					char close = *q == '<' ? '>' : '"';
+					const char *end = memchr(q + 1, close, (size_t)(line_end - q - 1));
+					if (end) {
+						char *nested = xstrndup(q + 1, (size_t)(end - q - 1));
+						include_file(pp, nested, depth + 1);
+						free(nested);
+					}
+				}
+			}
+		}
+		p = *line_end ? line_end + 1 : line_end;
+	}
+}
+
+static void include_file(struct preprocessor *pp, const char *name, int depth)
+{
+	if (depth > MAX_INCLUDE_DEPTH || pp->included.count >= MAX_INCLUDED_FILES)
+		return;
+	for (size_t i = 0; i < sizeof(include_directories) / sizeof(include_directories[0]); i++) {
+		char *path = xasprintf("%s/%s", include_directories[i], name);
+		bool seen = false;
+		for (int j = 0; j < pp->included.count && !seen; j++)
+			seen = strcmp(pp->included.items[j], path) == 0;
+		if (seen) {
+			free(path);
+			return;
+		}
+		char *text = read_file(path, NULL);
+		if (!text) {
+			free(path);
+			continue;
+		}
+		vec_push(&pp->included, path);
+		scan_header(pp, text, depth);
+		free(text);
+		return;
+	}
+	/* a header that does not exist here (kernel-internal ones such as
+	 * net/sock.h) is not an error: BTF provides the kernel's types */
+}
+
+static void blank(char *from, char *to)
+{
+	for (char *p = from; p < to; p++)
+		if (*p != '\n')
+			*p = ' ';
+}
+
+int preprocess_program(const char *text, struct preprocessed *out)
+{
+	struct preprocessor pp = { .macros = &out->macros };
+	out->text = xstrdup(text);
+	if (btf_available()) {
+		struct macro have_btf = { .name = xstrdup("BPFTRACE_HAVE_BTF"), .value = 1, .has_value = true };
+		vec_push(&out->macros, have_btf);
+	}
+	/* condition stack: whether each open #if region is being kept */
+	bool keeping[64];
+	bool taken[64];
+	int depth = 0;
+	char *p = out->text;
+	bool at_line_start = true;
+	while (*p) {
+		char *line_end = strchr(p, '\n');
+		if (!line_end)
+			line_end = p + strlen(p);
+		bool active = depth == 0 || keeping[depth - 1];
+		const char *q = skip_blanks(p, line_end);
+		if (at_line_start && q < line_end && *q == '#' && !(p == out->text && q[1] == '!')) {
+			q = skip_blanks(q + 1, line_end);
+			if (strncmp(q, "ifdef", 5) == 0 || strncmp(q, "ifndef", 6) == 0) {
+				bool negate = q[2] == 'n';
+				q = skip_blanks(q + (negate ? 6 : 5), line_end);
+				char *name = read_identifier(&q, line_end);
+				bool defined = name && macro_find(&out->macros, name);
+				free(name);
+				if (depth < 64) {
+					keeping[depth] = active && (negate ? !defined : defined);
+					taken[depth] = keeping[depth];
+					depth++;
+				}
+			} else if (strncmp(q, "else", 4) == 0 && depth > 0) {
+				bool outer = depth < 2 || keeping[depth - 2];
+				keeping[depth - 1] = outer && !taken[depth - 1];
+				taken[depth - 1] = true;
+			} else if (strncmp(q, "endif", 5) == 0 && depth > 0) {
+				depth--;
+			} else if (active && strncmp(q, "define", 6) == 0) {
+				q = skip_blanks(q + 6, line_end);
+				char *name = read_identifier(&q, line_end);
+				if (name && (q >= line_end || *q != '(')) {
+					char *value = xstrndup(q, (size_t)(line_end - q));
+					define_macro(&out->macros, name, value);
+					free(value);
+				}
+				free(name);
+			} else if (active && strncmp(q, "include", 7) == 0) {
+				q = skip_blanks(q + 7, line_end);
+				if (q < line_end && (*q == '<' || *q == '"')) {
+					char close = *q == '<' ? '>' : '"';
+					const char *end = memchr(q + 1, close, (size_t)(line_end - q - 1));
+					if (end) {
+						char *name = xstrndup(q + 1, (size_t)(end - q - 1));
+						include_file(&pp, name, 0);
+						free(name);
+					}
+				}
+			}
+			blank(p, line_end);
+		} else if (!active) {
+			blank(p, line_end);
+		}
+		at_line_start = true;
+		p = *line_end ? line_end + 1 : line_end;
+	}
+	for (int i = 0; i < pp.included.count; i++)
+		free(pp.included.items[i]);
+	free(pp.included.items);
+	return 0;
+}
+
+void preprocessed_free(struct preprocessed *pre)
+{
+	for (int i = 0; i < pre->macros.count; i++)
+		free(pre->macros.items[i].name);
+	free(pre->macros.items);
+	free(pre->text);
+	memset(pre, 0, sizeof(*pre));
+}

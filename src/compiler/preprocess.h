@@ -1,0 +1,32 @@
+/* Preprocessing of bpftrace scripts' C directives; see preprocess.c. */
+#ifndef SONDE_PREPROCESS_H
+#define SONDE_PREPROCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/util.h"
+
+struct macro {
+	char *name;
+	int64_t value;
+	bool has_value;   /* false for macros that are not integer constants */
+};
+
+struct macro_table {
+	struct macro *items;
+	int count;
+	int capacity;
+};
+
+struct preprocessed {
+	char *text;                 /* the program with directives blanked out */
+	struct macro_table macros;  /* from the script and the headers it includes */
+};
+
+int preprocess_program(const char *text, struct preprocessed *out);
+void preprocessed_free(struct preprocessed *pre);
+/* The last definition of name, or NULL. */
+struct macro *macro_find(const struct macro_table *table, const char *name);
+
+#endif
