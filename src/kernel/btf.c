@@ -878,3 +878,28 @@ int btf_enum_value(const char *name, int64_t *value)
 	}
 	return -ENOENT;
 }
+
+int btf_tracepoint_record(const char *name, struct type **record)
+{
+	char *struct_name = xasprintf("struct trace_event_raw_%s", name);
+	struct type *raw = btf_available() ? btf_type_by_name(struct_name) : NULL;
+	free(struct_name);
+	if (!raw || raw->kind != TYPE_RECORD)
+		return -ENOENT;
+	if (raw->is_incomplete)
+		btf_complete_record(raw);
+	struct type *args = type_new(TYPE_RECORD);
+	args->record_name = xasprintf("struct _tracepoint_%s", name);
+	args->size = raw->size;
+	args->fields = xcalloc((size_t)raw->field_count + 1, sizeof(*args->fields));
+	for (int i = 0; i < raw->field_count; i++) {
+		const struct type_field *field = &raw->fields[i];
+		if (!field->name || strcmp(field->name, "ent") == 0 || strcmp(field->name, "__data") == 0)
+			continue;
+		struct type_field copy = *field;
+		copy.name = xstrdup(field->name);
+		args->fields[args->field_count++] = copy;
+	}
+	*record = args;
+	return 0;
+}

@@ -53,6 +53,14 @@ int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd);
  * btf_function_args. */
 int btf_tracepoint_args(const char *name, struct type **args_record);
 
+/* A tracepoint's record as `args` sees it, from the kernel's
+ * struct trace_event_raw_NAME (the common header and the trailing __data
+ * are left out; offsets are from the start of the record, as in the format
+ * file). For when tracefs has no format file to read. Only events that are
+ * their own class have such a struct; events sharing a class (block_rq_issue
+ * uses trace_event_raw_block_rq) cannot be found from their name. */
+int btf_tracepoint_record(const char *name, struct type **record);
+
 /* Value of a kernel enum constant (SKB_DROP_REASON_NOT_SPECIFIED, ...). */
 int btf_enum_value(const char *name, int64_t *value);
 

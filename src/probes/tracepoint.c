@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernel/btf.h"
 #include "../kernel/tracefs.h"
 
 extern const struct provider tracepoint_provider;
@@ -63,8 +64,18 @@ static int tracepoint_describe(struct probe_point *point, char **error)
 	struct tracepoint_format format;
 	int err = tracefs_read_format(point->target, point->function, &format, error);
 
-	if (err)
-		return err;
+	if (err) {
+		/* no format file to read: the kernel's BTF knows the record too */
+		struct type *record;
+		if (btf_tracepoint_record(point->function, &record) < 0)
+			return err;
+		free(*error);
+		*error = NULL;
+		point->args_type = record;
+		point->args_access = ARGS_CTX_RECORD;
+		point->features = PROBE_HAS_ARGS;
+		return 0;
+	}
 	point->args_type = format.record;
 	point->args_access = ARGS_CTX_RECORD;
 	point->features = PROBE_HAS_ARGS;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kernel/btf.h"
+#include "kernel/tracefs.h"
 #include "kernel/features.h"
 #include "probes/provider.h"
 
@@ -653,6 +654,44 @@ static bool test_hardware(void)
 	return true;
 }
 
+/* The BTF fallback for tracepoint args must agree with the format file:
+ * same names at the same offsets, for every field the format file has. */
+static bool test_tracepoint_record_matches_format(void)
+{
+	const char *events[][2] = { { "sched", "sched_switch" }, { "sched", "sched_process_exec" },
+				    { "signal", "signal_generate" }, { "sched", "sched_process_fork" } };
+	for (size_t e = 0; e < sizeof(events) / sizeof(events[0]); e++) {
+		struct tracepoint_format format;
+		char *error = NULL;
+		EXPECT(tracefs_read_format(events[e][0], events[e][1], &format, &error) == 0,
+		       "format of %s: %s", events[e][1], error ? error : "?");
+		struct type *record = NULL;
+		EXPECT(btf_tracepoint_record(events[e][1], &record) == 0, "no BTF record for %s",
+		       events[e][1]);
+		for (int i = 0; i < format.record->field_count; i++) {
+			const struct type_field *want = &format.record->fields[i];
+			bool found = false;
+			for (int j = 0; j < record->field_count && !found; j++) {
+				const struct type_field *got = &record->fields[j];
+				/* BTF spells __data_loc fields __data_loc_NAME */
+				bool same = strcmp(got->name, want->name) == 0 ||
+					    (strncmp(got->name, "__data_loc_", 11) == 0 &&
+					     strcmp(got->name + 11, want->name) == 0);
+				if (same) {
+					EXPECT(got->offset == want->offset, "%s.%s at %d in BTF, %d in format",
+					       events[e][1], want->name, got->offset, want->offset);
+					found = true;
+				}
+			}
+			EXPECT(found, "%s.%s missing from the BTF record", events[e][1], want->name);
+		}
+		tracepoint_format_free(&format);
+	}
+	EXPECT(btf_tracepoint_record("sonde_no_such_event", &(struct type *){ NULL }) == -ENOENT,
+	       "unknown event found");
+	return true;
+}
+
 int main(void)
 {
 	reference_btf = btf__load_vmlinux_btf();
@@ -681,6 +720,7 @@ int main(void)
 	run("kprobe <-> fentry stand-ins", test_stand_ins);
 	run("kprobe argument registers", test_kprobe_describe);
 	run("hardware expand", test_hardware);
+	run("tracepoint record from BTF matches the format file", test_tracepoint_record_matches_format);
 	btf__free(reference_btf);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
