@@ -10,7 +10,7 @@
  *     '%' flags* width? ('.' digits*)? length? conversion
  *     flags      = '-' | '+' | ' ' | '#' | '0'
  *     length     = hh | h | l | ll | z | j | t
- *     conversion = d | i | u | x | X | o | c | s | p
+ *     conversion = d | i | u | x | X | o | c | s | p | r
  *
  * Anything else after a '%' is an error rather than text printed as is:
  * bpftrace 0.17 passes unknown conversions straight to snprintf, which then
@@ -18,7 +18,9 @@
  *
  * format_check_arg() says whether a value of some type can feed a
  * conversion: the integer conversions take integers and pointers, %s takes
- * strings and ntop() addresses.
+ * strings, ntop() addresses, stacks and ksym()/usym() symbols, and bpftrace's
+ * %r takes buf() buffers (and, unlike bpftrace, strings), printed with
+ * non-printable bytes escaped.
  */
 #include "common/printf_format.h"
 
@@ -37,7 +39,7 @@ static bool format_is_digit(char c)
 
 static bool format_is_conversion(char c)
 {
-	return c && strchr("diuxXocsp", c) != NULL;
+	return c && strchr("diuxXocspr", c) != NULL;
 }
 
 /*
@@ -82,12 +84,12 @@ static int format_scan_conversion(const char *format, int start, char *conversio
 		return -1;
 	}
 	if (!format_is_conversion(c)) {
-		*error = xasprintf("invalid conversion '%.*s' in format (supported: d i u x X o c s p, "
+		*error = xasprintf("invalid conversion '%.*s' in format (supported: d i u x X o c s p r, "
 				   "and %%%% for '%%')", i - start + 1, format + start);
 		*error_offset = start;
 		return -1;
 	}
-	if (has_length && (c == 's' || c == 'c')) {
+	if (has_length && (c == 's' || c == 'c' || c == 'r')) {
 		*error = xasprintf("length modifier '%.*s' cannot be used with %%%c", i - length_start,
 				   format + length_start, c);
 		*error_offset = start;
@@ -186,9 +188,16 @@ char *format_check_arg(const struct format_piece *conversion, const struct type 
 	if (!type || type->kind == TYPE_NONE)
 		return NULL;
 	if (conversion->conversion == 's') {
-		if (type->kind == TYPE_STRING || type->kind == TYPE_INET)
+		if (type->kind == TYPE_STRING || type->kind == TYPE_INET || type->kind == TYPE_STACK ||
+		    type->kind == TYPE_SYMBOL)
 			return NULL;
 		return xasprintf("%%s specifier expects a value of type string (%s supplied)",
+				 format_type_word(type));
+	}
+	if (conversion->conversion == 'r') {
+		if (type->kind == TYPE_BUFFER || type->kind == TYPE_STRING)
+			return NULL;
+		return xasprintf("%%r specifier expects a value of type buffer (%s supplied)",
 				 format_type_word(type));
 	}
 	if (type_is_integer_like(type))

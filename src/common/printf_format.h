@@ -3,7 +3,8 @@
  * checks the arguments of printf/system/cat against the conversions, and the
  * runtime renders ring-buffer records with them. Conversions follow C's
  * printf as bpftrace documents them: flags [-+ #0], width, precision, length
- * modifiers (hh h l ll z j t), and d i u x X o c s p, plus %% for '%'.
+ * modifiers (hh h l ll z j t), and d i u x X o c s p, bpftrace's r (a buf()
+ * with non-printable bytes escaped), plus %% for '%'.
  */
 #ifndef SONDE_PRINTF_FORMAT_H
 #define SONDE_PRINTF_FORMAT_H

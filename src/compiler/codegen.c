@@ -1582,7 +1582,9 @@ struct value generate_buf(struct codegen *gen, struct node *call)
 		ir_mov_imm(&gen->fn, length, capacity);
 		ir_label(&gen->fn, fits);
 	} else {
-		length = const_reg(gen, capacity);
+		/* capacity is rounded up to 8; the length is what was asked for */
+		int64_t wanted = length_node ? (int64_t)length_node->const_value : capacity;
+		length = const_reg(gen, wanted < capacity ? wanted : capacity);
 	}
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, length);
 	if (value.kind == VALUE_STACK) {

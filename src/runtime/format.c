@@ -12,7 +12,10 @@
  *
  * format_value() is how a value looks inside a map key, a map value, a tuple
  * or print(): integers in decimal, strings up to their NUL, tuples as
- * "(1, abc)" (JSON: [1,"abc"]), ntop() addresses in their usual notation.
+ * "(1, abc)" (JSON: [1,"abc"]), ntop() addresses in their usual notation,
+ * stacks one frame a line after a newline (the frames are looked up in the
+ * stack map and named by symbols.c only now, at print time), ksym()/usym()
+ * as a bare function name, buf() with non-printable bytes as \xNN.
  *
  * Integers are 8 bytes, sign-extended, everywhere the compiler lays data out
  * (map keys and values, tuple fields, records in the ring buffer); only the
@@ -21,12 +24,14 @@
 #include "runtime/runtime.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include "common/printf_format.h"
+#include "runtime/symbols.h"
 
 /* ---- reading values ---- */
 
@@ -116,6 +121,124 @@ static void format_inet(struct strbuf *sb, const void *data)
 	}
 }
 
+/* ---- stacks, symbols, buffers ---- */
+
+/* bpftrace writes unresolved addresses with C++'s showbase, which gives
+ * "0x1" but a bare "0". */
+static void format_hex_address(struct strbuf *sb, uint64_t address)
+{
+	if (address == 0)
+		strbuf_putc(sb, '0');
+	else
+		strbuf_printf(sb, "0x%llx", (unsigned long long)address);
+}
+
+static int format_lookup(uint64_t address, bool is_user, uint64_t pid, struct symbol_lookup *out)
+{
+	if (is_user)
+		return symbols_user((pid_t)pid, address, out);
+	return symbols_kernel(address, out);
+}
+
+void format_stack_frames(struct strbuf *sb, const struct type *type, uint64_t pid,
+			 const uint64_t *frames, int count, int indent)
+{
+	int depth = type->stack_depth > 0 ? type->stack_depth : SYMBOLS_MAX_FRAMES;
+	bool is_user = type->is_user_pointer;
+
+	if (count > depth)
+		count = depth;
+	strbuf_putc(sb, '\n');
+	for (int i = 0; i < count; i++) {
+		struct symbol_lookup symbol;
+		bool known = format_lookup(frames[i], is_user, pid, &symbol) == 0;
+
+		switch (type->stack_mode) {
+		case STACK_MODE_RAW:
+			strbuf_printf(sb, "%llx\n", (unsigned long long)frames[i]);
+			continue;
+		case STACK_MODE_PERF:
+			strbuf_printf(sb, "\t%llx ", (unsigned long long)frames[i]);
+			break;
+		case STACK_MODE_BPFTRACE:
+			strbuf_printf(sb, "%*s", indent, "");
+			break;
+		}
+		if (known)
+			strbuf_printf(sb, "%s+%llu", symbol.name, (unsigned long long)symbol.offset);
+		else
+			format_hex_address(sb, frames[i]);
+		/* perf script names the object of user frames, not of kernel ones */
+		if (type->stack_mode == STACK_MODE_PERF && is_user)
+			strbuf_printf(sb, " (%s)", known ? symbol.module : "[unknown]");
+		strbuf_putc(sb, '\n');
+	}
+}
+
+void format_stack(struct strbuf *sb, const struct type *type, const void *data, int indent)
+{
+	struct stack_value stack;
+	uint64_t frames[SYMBOLS_MAX_FRAMES];
+
+	memcpy(&stack, data, sizeof(stack));
+	int count = symbols_read_stack(stack.stack_id, frames);
+	/* -EFAULT: there is no stack of that kind here (a kernel stack in a
+	 * user-space probe); bpftrace prints nothing for it. Other failures
+	 * (a full stack map, a hash collision) still deserve a line. */
+	if (count == -EFAULT)
+		return;
+	if (count < 0) {
+		strbuf_printf(sb, "\n%*s[unknown stack]\n", type->stack_mode == STACK_MODE_BPFTRACE ?
+			      indent : 0, "");
+		return;
+	}
+	format_stack_frames(sb, type, stack.pid, frames, count, indent);
+}
+
+static void format_symbol(struct strbuf *sb, const struct type *type, const void *data)
+{
+	struct symbol_value value;
+	struct symbol_lookup symbol;
+
+	memcpy(&value, data, sizeof(value));
+	if (format_lookup(value.address, type->is_user_pointer, value.pid, &symbol) == 0)
+		strbuf_puts(sb, symbol.name);
+	else
+		format_hex_address(sb, value.address);
+}
+
+void format_escaped(struct strbuf *sb, const void *data, size_t length)
+{
+	const unsigned char *bytes = data;
+
+	for (size_t i = 0; i < length; i++) {
+		if (bytes[i] >= 0x20 && bytes[i] < 0x7f)
+			strbuf_putc(sb, (char)bytes[i]);
+		else
+			strbuf_printf(sb, "\\x%02x", bytes[i]);
+	}
+}
+
+/* buf(): u64 length, then the bytes (the length never exceeds the room). */
+static void format_buffer(struct strbuf *sb, const struct type *type, const void *data)
+{
+	uint64_t length = format_read_u64(data);
+	uint64_t room = type->size > 8 ? (uint64_t)type->size - 8 : 0;
+
+	format_escaped(sb, (const char *)data + 8, length < room ? length : room);
+}
+
+/* Text of a value that JSON shows as a string. */
+static void format_as_json_string(struct strbuf *sb, const struct type *type, const void *data)
+{
+	struct strbuf text;
+
+	strbuf_init(&text);
+	format_value(&text, type, data, false);
+	format_json_string(sb, text.data ? text.data : "", text.length);
+	strbuf_free(&text);
+}
+
 /* Value text; `natural` means integers have their own size (struct fields). */
 static void format_value_at(struct strbuf *sb, const struct type *type, const void *data,
 			    bool json, bool natural)
@@ -150,15 +273,19 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 		break;
 	}
 	case TYPE_INET:
-		if (json) {
-			struct strbuf text;
-			strbuf_init(&text);
-			format_inet(&text, data);
-			format_json_string(sb, text.data ? text.data : "", text.length);
-			strbuf_free(&text);
-		} else {
+	case TYPE_STACK:
+	case TYPE_SYMBOL:
+	case TYPE_BUFFER:
+		if (json)
+			format_as_json_string(sb, type, data);
+		else if (type->kind == TYPE_INET)
 			format_inet(sb, data);
-		}
+		else if (type->kind == TYPE_STACK)
+			format_stack(sb, type, data, 8);
+		else if (type->kind == TYPE_SYMBOL)
+			format_symbol(sb, type, data);
+		else
+			format_buffer(sb, type, data);
 		break;
 	case TYPE_TUPLE:
 		strbuf_putc(sb, json ? '[' : '(');
@@ -403,7 +530,10 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 	/* Strings, addresses and anything else: render the value, print it as %s. */
 	struct strbuf text;
 	strbuf_init(&text);
-	format_value(&text, arg->type, data, false);
+	if (spec.conversion == 'r' && arg->type->kind == TYPE_STRING)
+		format_escaped(&text, data, strnlen(data, arg->type->size));
+	else
+		format_value(&text, arg->type, data, false);
 	format_string_conversion(sb, &spec, text.data ? text.data : "");
 	strbuf_free(&text);
 }

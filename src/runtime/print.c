@@ -243,11 +243,14 @@ static int compare_typed(const struct type *type, const unsigned char *a, const 
 	}
 }
 
-/* One key element as bpftrace shows it; pointers in keys are hex. */
+/* One key element as bpftrace shows it; pointers in keys are hex, stack
+ * frames are indented by 4 rather than 8. */
 static void put_key_element(struct strbuf *sb, const struct type *type, const unsigned char *data)
 {
 	if (type->kind == TYPE_POINTER)
 		strbuf_printf(sb, "0x%llx", (unsigned long long)print_read_u64(data));
+	else if (type->kind == TYPE_STACK)
+		format_stack(sb, type, data, 4);
 	else
 		format_value(sb, type, data, false);
 }

@@ -18,6 +18,7 @@
  * links and perf events), so however sonde dies, the kernel detaches it.
  */
 #include "runtime/load.h"
+#include "runtime/symbols.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -322,6 +323,8 @@ static void run_cleanup(struct run_state *state)
 	state->target_pidfd = -1;
 	event_loop_free(state->events);
 	state->events = NULL;
+	symbols_set_stack_map(-1);
+	symbols_free();
 	load_close(state->program);
 	run_restore_signals(state);
 }
@@ -345,6 +348,8 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	run_raise_memlock();
 	if (load_program(program, options->verbose) < 0)
 		goto fail;
+	if (program->stack_map_id >= 0)
+		symbols_set_stack_map(program->maps.items[program->stack_map_id].fd);
 	if (run_write_config(program) < 0)
 		goto fail;
 	if (options->dry_run) {

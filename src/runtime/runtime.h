@@ -47,6 +47,18 @@ void format_event(struct strbuf *sb, const struct event_desc *event, const void 
 void format_json_string(struct strbuf *sb, const char *text, size_t length);
 /* Text of one value as bpftrace shows it inside map keys, tuples and print(). */
 void format_value(struct strbuf *sb, const struct type *type, const void *data, bool json);
+/* A kstack/ustack value (struct stack_value): its frames read from the
+ * stack map registered with symbols_set_stack_map(), named and laid out as
+ * the type's mode says. In bpftrace mode each frame is indented by `indent`
+ * spaces: bpftrace uses 8 in values and printf, 4 in map keys. */
+void format_stack(struct strbuf *sb, const struct type *type, const void *data, int indent);
+/* The same from frames already read (count of them, zero-terminated or
+ * not); pid names the process of user stacks. Starts with a newline and ends
+ * every frame with one. */
+void format_stack_frames(struct strbuf *sb, const struct type *type, uint64_t pid,
+			 const uint64_t *frames, int count, int indent);
+/* Bytes as %r shows them: printable ASCII as is, anything else as \xNN. */
+void format_escaped(struct strbuf *sb, const void *data, size_t length);
 /* Status lines that also have a JSON form: "Attached N probes", "Lost N events". */
 void print_attached(const struct output *out, FILE *status, int probe_count);
 void print_lost(const struct output *out, FILE *status, uint64_t lost);

@@ -1,0 +1,456 @@
+/*
+ * Symbolization: kernel addresses through /proc/kallsyms, user addresses
+ * through /proc/PID/maps and the mapped objects' ELF symbols.
+ *
+ * Kernel: kallsyms is read once, the first time a kernel address needs a
+ * name, into one buffer whose lines are cut in place into names; a sorted
+ * array of (address, name) is searched for the last symbol at or below the
+ * address. kallsyms has no sizes, so every address past a symbol belongs to
+ * it, which is also how bpftrace names kernel frames. Several names can
+ * share an address (_text and _stext); the one listed first wins, so the
+ * choice does not depend on the sort.
+ *
+ * User: the address of a frame means nothing outside its process, so each
+ * pid's executable mappings are read from /proc/PID/maps the first time the
+ * pid is seen. An address inside a mapping becomes a file offset in the
+ * mapped object, and the object's function symbols, converted once from
+ * link-time addresses to file offsets (elf_object_address_to_offset), are
+ * searched by offset. Working in file offsets makes PIE executables, fixed
+ * executables and shared libraries the same case. Objects are shared between
+ * processes by device and inode, and opened through /proc/PID/root so that a
+ * process in a container is read from its own filesystem. A process that has
+ * exited before its first lookup cannot be symbolized: its frames print as
+ * hex addresses, as bpftrace's do.
+ */
+#include "runtime/symbols.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/util.h"
+#include "kernel/elf.h"
+
+/* ---- stack map ---- */
+
+static int symbols_stack_map_fd = -1;
+
+void symbols_set_stack_map(int fd)
+{
+	symbols_stack_map_fd = fd;
+}
+
+int symbols_read_stack(int64_t stack_id, uint64_t *frames)
+{
+	if (stack_id < 0)
+		return stack_id < -4095 ? -EINVAL : (int)stack_id;
+	if (symbols_stack_map_fd < 0 || stack_id > UINT32_MAX)
+		return -ENOENT;
+
+	uint32_t key = (uint32_t)stack_id;
+	memset(frames, 0, SYMBOLS_MAX_FRAMES * sizeof(*frames));
+	if (bpf_map_lookup_elem(symbols_stack_map_fd, &key, frames) != 0)
+		return -ENOENT;
+	int count = 0;
+	while (count < SYMBOLS_MAX_FRAMES && frames[count])
+		count++;
+	return count;
+}
+
+/* ---- kernel symbols ---- */
+
+struct kernel_symbol {
+	uint64_t address;
+	const char *name;
+	int line; /* position in kallsyms, to break ties between aliases */
+};
+
+static struct {
+	bool loaded;
+	char *path;    /* NULL: /proc/kallsyms */
+	char *text;    /* the whole file; names point into it */
+	struct kernel_symbol *symbols;
+	int count;
+} kernel;
+
+static int kernel_compare(const void *pa, const void *pb)
+{
+	const struct kernel_symbol *a = pa, *b = pb;
+
+	if (a->address != b->address)
+		return a->address < b->address ? -1 : 1;
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+/*
+ * Lines are "ffffffff81000000 T _text" with "\t[module]" after module
+ * symbols. Absolute symbols ('a', 'A') are offsets rather than addresses,
+ * and a zero address means kallsyms hides addresses from this user.
+ */
+static void kernel_load(void)
+{
+	size_t length = 0;
+	int capacity = 0;
+
+	kernel.loaded = true;
+	kernel.text = read_file(kernel.path ? kernel.path : "/proc/kallsyms", &length);
+	if (!kernel.text)
+		return;
+	for (char *line = kernel.text; line < kernel.text + length;) {
+		char *end = memchr(line, '\n', kernel.text + length - line);
+		if (!end)
+			end = kernel.text + length;
+		*end = '\0';
+
+		char *cursor;
+		uint64_t address = strtoull(line, &cursor, 16);
+		if (cursor != line && cursor[0] == ' ' && cursor[1] && cursor[2] == ' ' &&
+		    address != 0 && cursor[1] != 'a' && cursor[1] != 'A') {
+			char *name = cursor + 3;
+			name[strcspn(name, " \t")] = '\0';
+			if (*name) {
+				if (kernel.count == capacity) {
+					capacity = capacity ? capacity * 2 : 4096;
+					kernel.symbols = xrealloc(kernel.symbols,
+								  sizeof(*kernel.symbols) * capacity);
+				}
+				kernel.symbols[kernel.count] = (struct kernel_symbol){
+					.address = address, .name = name, .line = kernel.count,
+				};
+				kernel.count++;
+			}
+		}
+		line = end + 1;
+	}
+	qsort(kernel.symbols, kernel.count, sizeof(*kernel.symbols), kernel_compare);
+}
+
+int symbols_kernel(uint64_t address, struct symbol_lookup *out)
+{
+	if (!kernel.loaded)
+		kernel_load();
+
+	/* the last symbol whose address is <= address */
+	int low = 0, high = kernel.count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		if (kernel.symbols[middle].address <= address)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == 0)
+		return -ENOENT;
+	int found = low - 1;
+	while (found > 0 && kernel.symbols[found - 1].address == kernel.symbols[found].address)
+		found--;
+	out->name = kernel.symbols[found].name;
+	out->offset = address - kernel.symbols[found].address;
+	out->module = NULL;
+	return 0;
+}
+
+static void kernel_free(void)
+{
+	free(kernel.text);
+	free(kernel.symbols);
+	kernel.text = NULL;
+	kernel.symbols = NULL;
+	kernel.count = 0;
+	kernel.loaded = false;
+}
+
+void symbols_set_kallsyms_path(const char *path)
+{
+	kernel_free();
+	free(kernel.path);
+	kernel.path = path ? xstrdup(path) : NULL;
+}
+
+/* ---- user objects ---- */
+
+struct user_symbol {
+	uint64_t offset; /* file offset of the first byte */
+	uint64_t size;
+	char *name;
+};
+
+struct user_object {
+	unsigned long device_major, device_minor;
+	unsigned long inode;
+	char *path;      /* as /proc/PID/maps shows it */
+	bool loaded;
+	struct user_symbol *symbols; /* sorted by offset */
+	int count;
+};
+
+struct user_mapping {
+	uint64_t start, end;  /* [start, end) in the process */
+	uint64_t file_offset; /* of start */
+	struct user_object *object;
+};
+
+struct user_process {
+	pid_t pid;
+	bool gone;            /* /proc/PID/maps could not be read the first time */
+	uint64_t read_ns;     /* when the maps were last read */
+	struct user_mapping *mappings;
+	int count;
+};
+
+static VEC(struct user_object *) user_objects;
+static VEC(struct user_process *) user_processes;
+static struct user_process *user_last_process; /* consecutive frames share a pid */
+
+/* Among symbols at one offset (aliases such as write, __write, __libc_write)
+ * the plainest name: fewest leading underscores, then shortest. */
+static int user_name_rank(const char *name)
+{
+	int underscores = (int)strspn(name, "_");
+
+	return underscores * 4096 + (int)strlen(name);
+}
+
+static int user_symbol_compare(const void *pa, const void *pb)
+{
+	const struct user_symbol *a = pa, *b = pb;
+
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	int c = user_name_rank(a->name) - user_name_rank(b->name);
+	if (c)
+		return c;
+	return strcmp(a->name, b->name);
+}
+
+/* Opens the object as the process sees it: through its root (containers),
+ * through the mapping itself (a file deleted or replaced since), or by its
+ * path here. */
+static struct elf_object *user_object_open(const struct user_object *object, pid_t pid,
+					   const struct user_mapping *mapping)
+{
+	struct elf_object *elf = NULL;
+	char *error = NULL;
+	char *candidates[3] = {
+		xasprintf("/proc/%d/root%s", (int)pid, object->path),
+		xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid,
+			  (unsigned long long)mapping->start, (unsigned long long)mapping->end),
+		xstrdup(object->path),
+	};
+
+	for (int i = 0; i < 3 && !elf; i++) {
+		if (elf_object_open(candidates[i], &elf, &error) < 0)
+			elf = NULL;
+		free(error);
+		error = NULL;
+	}
+	for (int i = 0; i < 3; i++)
+		free(candidates[i]);
+	return elf;
+}
+
+static void user_object_load(struct user_object *object, pid_t pid,
+			     const struct user_mapping *mapping)
+{
+	elf_symbol_list functions = { 0 };
+
+	object->loaded = true;
+	struct elf_object *elf = user_object_open(object, pid, mapping);
+	if (!elf)
+		return;
+	if (elf_object_functions(elf, &functions) == 0 && functions.count > 0) {
+		object->symbols = xcalloc(functions.count, sizeof(*object->symbols));
+		for (int i = 0; i < functions.count; i++) {
+			const struct elf_symbol *symbol = &functions.items[i];
+			uint64_t offset;
+			if (elf_object_address_to_offset(elf, symbol->address, &offset) < 0)
+				continue;
+			object->symbols[object->count++] = (struct user_symbol){
+				.offset = offset, .size = symbol->size, .name = xstrdup(symbol->name),
+			};
+		}
+		qsort(object->symbols, object->count, sizeof(*object->symbols),
+		      user_symbol_compare);
+	}
+	elf_symbol_list_free(&functions);
+	elf_object_close(elf);
+}
+
+static struct user_object *user_object_get(unsigned long major, unsigned long minor,
+					   unsigned long inode, const char *path)
+{
+	for (int i = 0; i < user_objects.count; i++) {
+		struct user_object *object = user_objects.items[i];
+		if (object->inode == inode && object->device_major == major &&
+		    object->device_minor == minor && strcmp(object->path, path) == 0)
+			return object;
+	}
+	struct user_object *object = xcalloc(1, sizeof(*object));
+	object->device_major = major;
+	object->device_minor = minor;
+	object->inode = inode;
+	object->path = xstrdup(path);
+	vec_push(&user_objects, object);
+	return object;
+}
+
+static uint64_t user_now_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+}
+
+/*
+ * Reads the executable file mappings of the process:
+ *     55d0c4a4b000-55d0c4a4c000 r-xp 00001000 08:01 1234   /usr/bin/prog
+ * Anonymous memory, [vdso] and the like have no file to read symbols from.
+ * Returns false when the process is gone.
+ */
+static bool user_process_read_maps(struct user_process *process)
+{
+	char path[64];
+	size_t length;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)process->pid);
+	char *text = read_file(path, &length);
+	if (!text)
+		return false;
+	free(process->mappings);
+	process->mappings = NULL;
+	process->count = 0;
+	process->read_ns = user_now_ns();
+
+	int capacity = 0;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long long start, end, offset;
+		unsigned long major, minor, inode;
+		char perms[8];
+		int name_at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %lx:%lx %lu %n", &start, &end, perms, &offset,
+			   &major, &minor, &inode, &name_at) < 7 || name_at == 0)
+			continue;
+		const char *file = line + name_at;
+		if (inode == 0 || file[0] != '/' || !strchr(perms, 'x'))
+			continue;
+		if (process->count == capacity) {
+			capacity = capacity ? capacity * 2 : 16;
+			process->mappings = xrealloc(process->mappings,
+						     sizeof(*process->mappings) * capacity);
+		}
+		process->mappings[process->count++] = (struct user_mapping){
+			.start = start, .end = end, .file_offset = offset,
+			.object = user_object_get(major, minor, inode, file),
+		};
+	}
+	free(text);
+	return true;
+}
+
+static struct user_process *user_process_get(pid_t pid)
+{
+	if (user_last_process && user_last_process->pid == pid)
+		return user_last_process;
+	for (int i = 0; i < user_processes.count; i++) {
+		if (user_processes.items[i]->pid == pid) {
+			user_last_process = user_processes.items[i];
+			return user_last_process;
+		}
+	}
+	struct user_process *process = xcalloc(1, sizeof(*process));
+	process->pid = pid;
+	process->gone = !user_process_read_maps(process);
+	vec_push(&user_processes, process);
+	user_last_process = process;
+	return process;
+}
+
+static const struct user_mapping *user_find_mapping(const struct user_process *process,
+						    uint64_t address)
+{
+	for (int i = 0; i < process->count; i++)
+		if (address >= process->mappings[i].start && address < process->mappings[i].end)
+			return &process->mappings[i];
+	return NULL;
+}
+
+int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
+{
+	if (pid <= 0)
+		return -ENOENT;
+	struct user_process *process = user_process_get(pid);
+	if (process->gone)
+		return -ENOENT;
+
+	const struct user_mapping *mapping = user_find_mapping(process, address);
+	/* A library loaded since the maps were read (dlopen): read them again,
+	 * at most once a second so that addresses in anonymous code (JITs)
+	 * do not make every lookup reread the file. */
+	if (!mapping && user_now_ns() - process->read_ns > 1000000000ull &&
+	    user_process_read_maps(process))
+		mapping = user_find_mapping(process, address);
+	if (!mapping)
+		return -ENOENT;
+
+	struct user_object *object = mapping->object;
+	if (!object->loaded)
+		user_object_load(object, pid, mapping);
+	uint64_t offset = address - mapping->start + mapping->file_offset;
+
+	/* the last symbol starting at or below offset, if it covers offset */
+	int low = 0, high = object->count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		if (object->symbols[middle].offset <= offset)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == 0)
+		return -ENOENT;
+	int found = low - 1;
+	while (found > 0 && object->symbols[found - 1].offset == object->symbols[found].offset)
+		found--;
+	/* aliases share a start but not always a size: any of them may cover it */
+	for (int i = found; i < object->count; i++) {
+		const struct user_symbol *symbol = &object->symbols[i];
+		if (symbol->offset != object->symbols[found].offset)
+			break;
+		if (offset - symbol->offset < symbol->size) {
+			out->name = symbol->name;
+			out->offset = offset - symbol->offset;
+			out->module = object->path;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- cleanup ---- */
+
+void symbols_free(void)
+{
+	kernel_free();
+	for (int i = 0; i < user_objects.count; i++) {
+		struct user_object *object = user_objects.items[i];
+		for (int j = 0; j < object->count; j++)
+			free(object->symbols[j].name);
+		free(object->symbols);
+		free(object->path);
+		free(object);
+	}
+	free(user_objects.items);
+	memset(&user_objects, 0, sizeof(user_objects));
+	for (int i = 0; i < user_processes.count; i++) {
+		free(user_processes.items[i]->mappings);
+		free(user_processes.items[i]);
+	}
+	free(user_processes.items);
+	memset(&user_processes, 0, sizeof(user_processes));
+	user_last_process = NULL;
+}

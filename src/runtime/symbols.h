@@ -1,0 +1,55 @@
+/*
+ * Addresses to names, for printing stacks, ksym() and usym().
+ *
+ * Kernel addresses come from /proc/kallsyms, read once on first use. User
+ * addresses are looked up in the process they came from: /proc/PID/maps
+ * says which object is mapped where, the object's ELF symbols (through
+ * kernel/elf.c) say which function holds the file offset. Both are cached
+ * for the life of the process (or until symbols_free()).
+ *
+ * The printers have no program pointer, so the runtime registers the stack
+ * map here once it has created it; stack ids read from maps and ring-buffer
+ * records are looked up in that map.
+ */
+#ifndef SONDE_SYMBOLS_H
+#define SONDE_SYMBOLS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Frames a BPF_MAP_TYPE_STACK_TRACE value holds (the kernel's default,
+ * PERF_MAX_STACK_DEPTH): unused slots at the end are zero. */
+#define SYMBOLS_MAX_FRAMES 127
+
+/* One resolved address. The strings belong to the cache and stay valid
+ * until symbols_free(). */
+struct symbol_lookup {
+	const char *name;   /* function (kernel: any kallsyms symbol) */
+	uint64_t offset;    /* address - start of the symbol */
+	const char *module; /* user: the object's path as /proc/PID/maps shows it;
+			     * kernel: NULL */
+};
+
+/* The nearest kallsyms symbol at or below address. 0, or -ENOENT when
+ * there is none (or kallsyms shows no addresses, as for non-root). */
+int symbols_kernel(uint64_t address, struct symbol_lookup *out);
+/* The function of process pid holding address. 0, or -ENOENT when the
+ * process is gone (and was never looked at), the address is in no mapped
+ * file, or no symbol covers it. */
+int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out);
+
+/* Registers the program's stack map; -1 when it has none. */
+void symbols_set_stack_map(int fd);
+/* Reads the frames of a stack id into frames[SYMBOLS_MAX_FRAMES]. Returns
+ * the number of frames (up to the first zero), or -errno: a negative id
+ * (the kernel could not take the stack) is returned as is, -ENOENT when the
+ * map has no such entry or no map is registered. */
+int symbols_read_stack(int64_t stack_id, uint64_t *frames);
+
+/* Reads kernel symbols from this file instead of /proc/kallsyms (tests);
+ * NULL restores the default. Drops what was loaded before. */
+void symbols_set_kallsyms_path(const char *path);
+/* Drops every cache (kernel and user symbols). */
+void symbols_free(void);
+
+#endif

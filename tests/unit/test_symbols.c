@@ -1,0 +1,478 @@
+/*
+ * Tests for symbolization (runtime/symbols.c) and for how stacks, ksym/usym
+ * and buf() values are printed (runtime/format.c), plus the %s/%r checks of
+ * printf formats (common/printf_format.c).
+ *
+ * Kernel lookups run against a kallsyms file written by the test (so names
+ * and offsets are known exactly) and, when this user can see addresses,
+ * against the real /proc/kallsyms. User lookups name this test's own
+ * functions through /proc/self/maps. Stack layouts are checked on address
+ * arrays: user space cannot put entries into a stack-trace map. The
+ * expected texts are what bpftrace 0.17 printed for the same stacks.
+ */
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/printf_format.h"
+#include "runtime/runtime.h"
+#include "runtime/symbols.h"
+
+static int passed;
+static int failed;
+
+static void check_text(const char *name, const char *got, const char *expected)
+{
+	if (strcmp(got, expected) == 0) {
+		printf("PASS %s\n", name);
+		passed++;
+		return;
+	}
+	printf("FAIL %s: output differs\n--- expected\n%s\n--- got\n%s\n---\n", name, expected, got);
+	failed++;
+}
+
+static void check_true(const char *name, bool ok, const char *why)
+{
+	if (ok) {
+		printf("PASS %s\n", name);
+		passed++;
+	} else {
+		printf("FAIL %s: %s\n", name, why);
+		failed++;
+	}
+}
+
+static void skip(const char *name, const char *why)
+{
+	printf("SKIP %s: %s\n", name, why);
+}
+
+/* "name+offset" of a kernel or user lookup, or "-errno". */
+static const char *lookup_text(int err, const struct symbol_lookup *symbol)
+{
+	static char text[256];
+
+	if (err)
+		snprintf(text, sizeof(text), "%d", err);
+	else
+		snprintf(text, sizeof(text), "%s+%llu", symbol->name,
+			 (unsigned long long)symbol->offset);
+	return text;
+}
+
+static const char *kernel_text(uint64_t address)
+{
+	struct symbol_lookup symbol;
+
+	return lookup_text(symbols_kernel(address, &symbol), &symbol);
+}
+
+static struct type *stack_type(bool is_user, enum stack_mode mode, int depth)
+{
+	struct type *type = type_new(TYPE_STACK);
+
+	type->size = sizeof(struct stack_value);
+	type->is_user_pointer = is_user;
+	type->stack_mode = mode;
+	type->stack_depth = depth;
+	return type;
+}
+
+/* ---- a kallsyms file with known contents ---- */
+
+static char fake_kallsyms[64];
+
+/* Points symbols.c at the file, writing it the first time. */
+static void write_fake_kallsyms(void)
+{
+	if (fake_kallsyms[0]) {
+		symbols_set_kallsyms_path(fake_kallsyms);
+		return;
+	}
+	strcpy(fake_kallsyms, "/tmp/sonde-test-kallsyms-XXXXXX");
+	int fd = mkstemp(fake_kallsyms);
+	FILE *file = fdopen(fd, "w");
+
+	fputs("0000000000000010 A percpu_thing\n"
+	      "ffffffff81000000 T _stext\n"
+	      "ffffffff81000000 T _text\n"
+	      "ffffffff81001000 t do_one\n"
+	      "ffffffff81002000 T do_two\n"
+	      "ffffffffc0001000 t mod_func\t[some_module]\n"
+	      "ffffffff81001800 W weak_between\n",
+	      file);
+	fclose(file);
+	symbols_set_kallsyms_path(fake_kallsyms);
+}
+
+static void test_kernel_fake(void)
+{
+	write_fake_kallsyms();
+	check_text("kernel_exact", kernel_text(0xffffffff81001000ull), "do_one+0");
+	check_text("kernel_offset_decimal", kernel_text(0xffffffff81001010ull), "do_one+16");
+	check_text("kernel_unsorted_input", kernel_text(0xffffffff81001900ull), "weak_between+256");
+	check_text("kernel_alias_first_listed", kernel_text(0xffffffff81000004ull), "_stext+4");
+	check_text("kernel_module_symbol", kernel_text(0xffffffffc0001002ull), "mod_func+2");
+	/* absolute symbols are not addresses: 0x20 has no symbol */
+	check_text("kernel_absolute_skipped", kernel_text(0x20), "-2");
+	check_text("kernel_below_all", kernel_text(0xffffffff80000000ull), "-2");
+}
+
+/* The address of a text symbol of the running kernel, read here without
+ * symbols.c. 0 when kallsyms hides addresses. */
+static uint64_t kallsyms_address(const char *wanted, uint64_t *next)
+{
+	FILE *file = fopen("/proc/kallsyms", "r");
+	char line[512];
+	uint64_t found = 0;
+
+	*next = 0;
+	if (!file)
+		return 0;
+	while (fgets(line, sizeof(line), file)) {
+		unsigned long long address;
+		char kind, name[256];
+		if (sscanf(line, "%llx %c %255s", &address, &kind, name) != 3)
+			continue;
+		if (!found && strcmp(name, wanted) == 0 && (kind == 'T' || kind == 't'))
+			found = address;
+		else if (found && address > found && (*next == 0 || address < *next))
+			*next = address;
+	}
+	fclose(file);
+	return found;
+}
+
+static void test_kernel_real(void)
+{
+	uint64_t next;
+	uint64_t address = kallsyms_address("vfs_read", &next);
+
+	symbols_set_kallsyms_path(NULL);
+	if (!address) {
+		skip("kernel_real_vfs_read", "no vfs_read address in /proc/kallsyms (not root?)");
+		return;
+	}
+	check_text("kernel_real_vfs_read", kernel_text(address), "vfs_read+0");
+	if (next > address + 5)
+		check_text("kernel_real_vfs_read_offset", kernel_text(address + 5), "vfs_read+5");
+}
+
+/* ---- user symbols ---- */
+
+__attribute__((noinline)) int test_symbols_target(int x);
+__attribute__((noinline)) int test_symbols_target(int x)
+{
+	__asm__ volatile("");
+	return x * 3 + 1;
+}
+
+static void test_user_self(void)
+{
+	struct symbol_lookup symbol;
+	uint64_t address = (uint64_t)(uintptr_t)&test_symbols_target;
+	char self[PATH_MAX];
+	ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	check_text("user_self_function",
+		   lookup_text(symbols_user(getpid(), address, &symbol), &symbol),
+		   "test_symbols_target+0");
+	check_text("user_self_offset",
+		   lookup_text(symbols_user(getpid(), address + 3, &symbol), &symbol),
+		   "test_symbols_target+3");
+	if (length > 0) {
+		self[length] = '\0';
+		check_text("user_self_module", symbols_user(getpid(), address, &symbol) == 0
+			   ? symbol.module : "(none)", self);
+	}
+	/* a libc function, through the shared library's mapping (strtoull is an
+	 * alias of strtoul on 64-bit glibc, and the plainer name is shown) */
+	uint64_t libc_address = (uint64_t)(uintptr_t)&strtoull;
+	int err = symbols_user(getpid(), libc_address, &symbol);
+	check_true("user_libc_function", err == 0 && symbol.offset == 0 &&
+		   strstr(symbol.name, "strtoul") != NULL,
+		   err ? "no symbol" : symbol.name);
+	/* anonymous memory and unmapped addresses have no name */
+	int on_stack;
+	check_true("user_stack_address_unknown",
+		   symbols_user(getpid(), (uint64_t)(uintptr_t)&on_stack, &symbol) == -ENOENT,
+		   "a stack address was named");
+}
+
+static void test_user_gone(void)
+{
+	struct symbol_lookup symbol;
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	check_true("user_process_gone", symbols_user(child, 0x401000, &symbol) == -ENOENT,
+		   "an exited process was symbolized");
+	check_true("user_pid_zero", symbols_user(0, 0x401000, &symbol) == -ENOENT,
+		   "pid 0 was symbolized");
+}
+
+/* ---- stack layouts ---- */
+
+static char *stack_text(const struct type *type, uint64_t pid, const uint64_t *frames, int count,
+			int indent)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	format_stack_frames(&sb, type, pid, frames, count, indent);
+	return sb.data ? strbuf_release(&sb) : xstrdup("");
+}
+
+static void test_stack_layouts(void)
+{
+	write_fake_kallsyms();
+	uint64_t frames[] = { 0xffffffff81001010ull, 0xffffffff81002004ull, 0xffffffff81000000ull,
+			      0x1234 };
+	char *text;
+
+	/* bpftrace -e 'k:f { printf("%s", kstack); }' and print(kstack):
+	 * a newline, then each frame indented by 8 */
+	text = stack_text(stack_type(false, STACK_MODE_BPFTRACE, 127), 0, frames, 3, 8);
+	check_text("stack_bpftrace_value", text,
+		   "\n        do_one+16\n        do_two+4\n        _stext+0\n");
+	free(text);
+
+	/* @[kstack] = count(): frames indented by 4 inside "@[" ... "]" */
+	text = stack_text(stack_type(false, STACK_MODE_BPFTRACE, 127), 0, frames, 3, 4);
+	check_text("stack_bpftrace_key", text, "\n    do_one+16\n    do_two+4\n    _stext+0\n");
+	free(text);
+
+	text = stack_text(stack_type(false, STACK_MODE_BPFTRACE, 2), 0, frames, 3, 8);
+	check_text("stack_depth_limit", text, "\n        do_one+16\n        do_two+4\n");
+	free(text);
+
+	/* an address below every symbol prints as hex */
+	text = stack_text(stack_type(false, STACK_MODE_BPFTRACE, 127), 0, frames + 3, 1, 8);
+	check_text("stack_unknown_frame", text, "\n        0x1234\n");
+	free(text);
+
+	/* kstack(perf): "\taddress name+offset", no object for kernel frames */
+	text = stack_text(stack_type(false, STACK_MODE_PERF, 127), 0, frames, 2, 4);
+	check_text("stack_perf_kernel", text,
+		   "\n\tffffffff81001010 do_one+16\n\tffffffff81002004 do_two+4\n");
+	free(text);
+
+	text = stack_text(stack_type(false, STACK_MODE_RAW, 127), 0, frames, 2, 8);
+	check_text("stack_raw", text, "\nffffffff81001010\nffffffff81002004\n");
+	free(text);
+
+	text = stack_text(stack_type(false, STACK_MODE_BPFTRACE, 127), 0, frames, 0, 8);
+	check_text("stack_empty", text, "\n");
+	free(text);
+
+	/* user frames: this test's own function, then an address no process
+	 * maps; perf mode adds the object, or [unknown] */
+	char self[PATH_MAX];
+	ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[length > 0 ? length : 0] = '\0';
+	uint64_t user_frames[] = { (uint64_t)(uintptr_t)&test_symbols_target + 3, 0x10 };
+	text = stack_text(stack_type(true, STACK_MODE_BPFTRACE, 127), (uint64_t)getpid(),
+			  user_frames, 2, 8);
+	check_text("stack_user_bpftrace", text, "\n        test_symbols_target+3\n        0x10\n");
+	free(text);
+
+	text = stack_text(stack_type(true, STACK_MODE_PERF, 127), (uint64_t)getpid(), user_frames,
+			  2, 8);
+	char *expected = xasprintf("\n\t%llx test_symbols_target+3 (%s)\n\t10 0x10 ([unknown])\n",
+				   (unsigned long long)user_frames[0], self);
+	check_text("stack_user_perf", text, expected);
+	free(expected);
+	free(text);
+}
+
+/* Stack ids the kernel could not fill, and ids with no map behind them. */
+static void test_stack_ids(void)
+{
+	struct type *type = stack_type(false, STACK_MODE_BPFTRACE, 127);
+	struct stack_value value = { .stack_id = -EFAULT };
+	uint64_t frames[SYMBOLS_MAX_FRAMES];
+	struct strbuf sb;
+
+	check_true("read_stack_negative", symbols_read_stack(-EEXIST, frames) == -EEXIST,
+		   "negative id not returned");
+	symbols_set_stack_map(-1);
+	check_true("read_stack_no_map", symbols_read_stack(3, frames) == -ENOENT,
+		   "no map, yet a stack");
+
+	/* no kernel stack in a user-space probe: bpftrace prints nothing */
+	strbuf_init(&sb);
+	format_value(&sb, type, &value, false);
+	check_text("stack_efault_empty", sb.data ? sb.data : "", "");
+	strbuf_reset(&sb);
+	value.stack_id = -EEXIST;
+	format_value(&sb, type, &value, false);
+	check_text("stack_lost_line", sb.data ? sb.data : "", "\n        [unknown stack]\n");
+	strbuf_reset(&sb);
+	format_value(&sb, type, &value, true);
+	check_text("stack_lost_json", sb.data ? sb.data : "", "\"\\n        [unknown stack]\\n\"");
+	strbuf_free(&sb);
+
+	/* a real, empty stack-trace map: a missing id reads as -ENOENT */
+	int fd = bpf_map_create(BPF_MAP_TYPE_STACK_TRACE, "sonde_test_stk", 4,
+				SYMBOLS_MAX_FRAMES * 8, 16, NULL);
+	if (fd < 0) {
+		skip("read_stack_missing_id", "cannot create a stack map (not root?)");
+		return;
+	}
+	symbols_set_stack_map(fd);
+	check_true("read_stack_missing_id", symbols_read_stack(5, frames) == -ENOENT,
+		   "missing id found");
+	symbols_set_stack_map(-1);
+	close(fd);
+}
+
+/* ---- ksym, usym, buf ---- */
+
+static char *value_text(const struct type *type, const void *data, bool json)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	format_value(&sb, type, data, json);
+	return sb.data ? strbuf_release(&sb) : xstrdup("");
+}
+
+static void test_symbol_values(void)
+{
+	write_fake_kallsyms();
+	struct type *ksym = type_new(TYPE_SYMBOL);
+	struct type *usym = type_new(TYPE_SYMBOL);
+	ksym->size = usym->size = sizeof(struct symbol_value);
+	usym->is_user_pointer = true;
+	struct symbol_value value = { .address = 0xffffffff81001010ull };
+	char *text;
+
+	/* ksym() prints the name alone, never the offset */
+	text = value_text(ksym, &value, false);
+	check_text("ksym_name_only", text, "do_one");
+	free(text);
+	text = value_text(ksym, &value, true);
+	check_text("ksym_json", text, "\"do_one\"");
+	free(text);
+	value.address = 1;
+	text = value_text(ksym, &value, false);
+	check_text("ksym_unknown_hex", text, "0x1");
+	free(text);
+	/* C++'s showbase, which bpftrace uses, writes zero without 0x */
+	value.address = 0;
+	text = value_text(ksym, &value, false);
+	check_text("ksym_zero", text, "0");
+	free(text);
+
+	value.address = (uint64_t)(uintptr_t)&test_symbols_target + 2;
+	value.pid = (uint64_t)getpid();
+	text = value_text(usym, &value, false);
+	check_text("usym_name_only", text, "test_symbols_target");
+	free(text);
+}
+
+static void test_buffers(void)
+{
+	struct strbuf sb;
+	static const char bytes[] = "hi\tthere\n\x01\xff\"\\ ok~\x7f";
+
+	strbuf_init(&sb);
+	format_escaped(&sb, bytes, sizeof(bytes) - 1);
+	/* as bpftrace -e '... printf("%r", buf(p, n))' printed the same bytes */
+	check_text("escape_bytes", sb.data, "hi\\x09there\\x0a\\x01\\xff\"\\ ok~\\x7f");
+	strbuf_free(&sb);
+
+	struct type *type = type_new(TYPE_BUFFER);
+	type->size = 8 + 8;
+	unsigned char data[16] = { 0 };
+	uint64_t length = 3;
+	memcpy(data, &length, 8);
+	memcpy(data + 8, "a\0bcdefg", 8);
+	char *text = value_text(type, data, false);
+	check_text("buffer_length", text, "a\\x00b");
+	free(text);
+	text = value_text(type, data, true);
+	check_text("buffer_json", text, "\"a\\\\x00b\"");
+	free(text);
+	/* a length past the room (never written by sonde) stops at the room */
+	length = 100;
+	memcpy(data, &length, 8);
+	text = value_text(type, data, false);
+	check_text("buffer_length_clamped", text, "a\\x00bcdefg");
+	free(text);
+}
+
+/* ---- printf checks ---- */
+
+static struct format_piece conversion(const char *text)
+{
+	return (struct format_piece){ .is_conversion = true, .text = (char *)text,
+				      .conversion = text[strlen(text) - 1] };
+}
+
+static void test_format_checks(void)
+{
+	struct format_piece s = conversion("%s"), r = conversion("%r"), d = conversion("%d");
+	struct type *buffer = type_new(TYPE_BUFFER);
+	struct type *symbol = type_new(TYPE_SYMBOL);
+	struct type *stack = stack_type(false, STACK_MODE_BPFTRACE, 127);
+	char *message;
+
+	check_true("check_s_stack_symbol", !format_check_arg(&s, stack) &&
+		   !format_check_arg(&s, symbol), "%s refused a stack or symbol");
+	check_true("check_r_buffer_string", !format_check_arg(&r, buffer) &&
+		   !format_check_arg(&r, type_string(8)), "%r refused a buffer or string");
+	message = format_check_arg(&r, type_int(8, true));
+	check_text("check_r_integer", message ? message : "(accepted)",
+		   "%r specifier expects a value of type buffer (integer supplied)");
+	free(message);
+	message = format_check_arg(&s, buffer);
+	check_text("check_s_buffer", message ? message : "(accepted)",
+		   "%s specifier expects a value of type string (buffer supplied)");
+	free(message);
+	message = format_check_arg(&d, stack);
+	check_true("check_d_stack", message != NULL, "%d accepted a stack");
+	free(message);
+
+	struct format_pieces pieces;
+	char *error = NULL;
+	int offset;
+	check_true("parse_r_width", format_parse("<%-12r>", &pieces, &error, &offset) == 0 &&
+		   pieces.conversion_count == 1 && pieces.items[1].conversion == 'r',
+		   error ? error : "not one %r");
+	format_pieces_free(&pieces);
+	free(error);
+	error = NULL;
+	check_true("parse_r_length_modifier", format_parse("%lr", &pieces, &error, &offset) < 0,
+		   "%lr accepted");
+	free(error);
+}
+
+int main(void)
+{
+	test_kernel_fake();
+	test_kernel_real();
+	test_user_self();
+	test_user_gone();
+	test_stack_layouts();
+	test_stack_ids();
+	test_symbol_values();
+	test_buffers();
+	test_format_checks();
+
+	symbols_set_kallsyms_path(NULL);
+	symbols_free();
+	if (fake_kallsyms[0])
+		unlink(fake_kallsyms);
+	type_free_all();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
