@@ -772,9 +772,12 @@ static struct value gen_unary(struct codegen *gen, struct node *node)
 		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
 		int offset = stack_alloc(gen, 8);
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
-		bool is_user = node->lhs->type->kind == TYPE_POINTER && node->lhs->type->is_user_pointer;
+		/* bare integers are read by address, like str() does */
+		int read_helper = node->lhs->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read
+				  : node->lhs->type->is_user_pointer ? BPF_FUNC_probe_read_user
+								     : BPF_FUNC_probe_read_kernel;
 		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(operand) };
-		call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
+		call_helper(gen, read_helper, args, 3);
 		return value_reg(load_int(gen, BPF_REG_10, offset, size,
 					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
 	}
@@ -1361,7 +1364,12 @@ struct value generate_join(struct codegen *gen, struct node *call)
 	const struct event_desc *event = event_of(gen, call);
 	const struct event_arg *arg = &event->args[0];
 	int slot_size = arg->type->size / event->join_count;
-	bool is_user = call->args->type->kind != TYPE_POINTER || call->args->type->is_user_pointer;
+	bool is_pointer = call->args->type->kind == TYPE_POINTER;
+	bool is_user = is_pointer && call->args->type->is_user_pointer;
+	int read_helper = !is_pointer ? BPF_FUNC_probe_read : is_user ? BPF_FUNC_probe_read_user
+									  : BPF_FUNC_probe_read_kernel;
+	int read_str_helper = !is_pointer ? BPF_FUNC_probe_read_str
+				: is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str;
 	int array = value_to_reg(gen, gen_expr(gen, call->args));
 	int key = stack_alloc(gen, 8);
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
@@ -1379,15 +1387,14 @@ struct value generate_join(struct codegen *gen, struct node *call)
 		ir_mov(&gen->fn, source, array);
 		ir_alu_imm(&gen->fn, BPF_ADD, source, i * 8);
 		struct helper_arg read[3] = { ARG_STACK(element), ARG_IMM(8), ARG_REG(source) };
-		call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, read, 3);
+		call_helper(gen, read_helper, read, 3);
 		int string = load_int(gen, BPF_REG_10, element, 8, false);
 		ir_jump_if_imm(&gen->fn, BPF_JEQ, string, 0, send);
 		int slot = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, slot, record);
 		ir_alu_imm(&gen->fn, BPF_ADD, slot, arg->offset + i * slot_size);
 		struct helper_arg copy[3] = { ARG_REG(slot), ARG_IMM(slot_size), ARG_REG(string) };
-		call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str,
-			    copy, 3);
+		call_helper(gen, read_str_helper, copy, 3);
 	}
 	ir_label(&gen->fn, send);
 	struct helper_arg output[4] = { ARG_MAP(gen->program->ringbuf_map_id), ARG_REG(record),
@@ -1422,7 +1429,12 @@ struct value generate_str(struct codegen *gen, struct node *call)
 		return value_stack(offset, call->type);
 	}
 	int address = value_to_reg(gen, value);
-	bool is_user = source->type->kind == TYPE_POINTER ? source->type->is_user_pointer : false;
+	/* a typed pointer says whose memory it points into; a bare integer
+	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
+	 * helper that decides by address, as bpftrace does on x86-64 */
+	int read_helper = source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
+			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
+							  : BPF_FUNC_probe_read_kernel_str;
 	int size = call->type->size;
 	int offset = stack_alloc(gen, size);
 	zero_stack(gen, offset, size);
@@ -1439,7 +1451,7 @@ struct value generate_str(struct codegen *gen, struct node *call)
 		length = const_reg(gen, size);
 	}
 	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
-	call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str, args, 3);
+	call_helper(gen, read_helper, args, 3);
 	return value_stack(offset, call->type);
 }
 

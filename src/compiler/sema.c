@@ -1261,6 +1261,12 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		int before = probe->points.count;
 		int expanded = provider->expand(spec, &probe->points, &error);
 		probe_spec_free(spec);
+		if (expanded == -ESRCH && provider->skip_missing) {
+			diag_warning(sema->diag, spec_node->loc, "%s; this probe is skipped",
+				     error ? error : "nothing matches");
+			free(error);
+			continue;
+		}
 		if (expanded < 0) {
 			diag_error(sema->diag, spec_node->loc, "%s", error ? error : "invalid probe");
 			free(error);
@@ -1281,10 +1287,7 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 			}
 		}
 	}
-	if (probe->points.count == 0) {
-		diag_error(sema->diag, probe->node->loc, "no probe matches");
-		return -1;
-	}
+	/* every spec skipped: the block is left out (and said so above) */
 	return 0;
 }
 
@@ -1322,8 +1325,17 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	}
 	if (failures)
 		return -1;
+	/* blocks whose every probe was skipped take no further part */
+	int kept = 0;
+	for (int i = 0; i < sema->probes.count; i++) {
+		if (sema->probes.items[i].points.count > 0)
+			sema->probes.items[kept++] = sema->probes.items[i];
+		else
+			free(sema->probes.items[i].points.items);
+	}
+	sema->probes.count = kept;
 	if (sema->probes.count == 0) {
-		diag_error_noloc(sema->diag, "the program has no probes");
+		diag_error_noloc(sema->diag, "no probes to attach: every probe in the program was skipped");
 		return -1;
 	}
 	/* silent pass: settle map types across probes */

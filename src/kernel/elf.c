@@ -316,6 +316,23 @@ int elf_object_address_to_offset(const struct elf_object *object, uint64_t addre
 	return -ENOENT;
 }
 
+bool elf_object_address_is_code(const struct elf_object *object, uint64_t address)
+{
+	size_t count;
+
+	if (elf_getphdrnum(object->elf, &count) != 0)
+		return false;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Phdr phdr;
+
+		if (gelf_getphdr(object->elf, (int)i, &phdr) && phdr.p_type == PT_LOAD &&
+		    (phdr.p_flags & PF_X) && address >= phdr.p_vaddr &&
+		    address < phdr.p_vaddr + phdr.p_filesz)
+			return true;
+	}
+	return false;
+}
+
 /* ---- USDT notes ---- */
 
 static Elf_Scn *find_section(struct elf_object *object, const char *wanted, GElf_Shdr *shdr)
@@ -500,19 +517,28 @@ int elf_ld_cache_lookup(const void *data_in, size_t length, const char *name, ch
 	 * start of the file unless an old-format table comes first. */
 	const unsigned char *strings_base = data + start;
 	size_t strings_length = length - start;
-	for (uint64_t i = 0; i < count; i++) {
-		const unsigned char *entry =
-			data + start + CACHE_NEW_HEADER_SIZE + i * CACHE_NEW_ENTRY_SIZE;
-		uint32_t flags = read_u32(entry);
-		const char *key = cache_string(strings_base, strings_length, read_u32(entry + 4));
-		const char *value = cache_string(strings_base, strings_length, read_u32(entry + 8));
+	/* Entries with hwcaps (glibc-hwcaps/x86-64-v3/...) are builds for
+	 * particular CPU levels; the plain build is the one every process can
+	 * load, so the first pass takes only that and the second anything. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t i = 0; i < count; i++) {
+			const unsigned char *entry =
+				data + start + CACHE_NEW_HEADER_SIZE + i * CACHE_NEW_ENTRY_SIZE;
+			uint32_t flags = read_u32(entry);
+			uint64_t hwcap = read_u32(entry + 16) | (uint64_t)read_u32(entry + 20) << 32;
+			const char *key = cache_string(strings_base, strings_length,
+						       read_u32(entry + 4));
+			const char *value = cache_string(strings_base, strings_length,
+							 read_u32(entry + 8));
 
-		if ((flags & CACHE_FLAG_TYPE_MASK) != CACHE_FLAG_ELF_LIBC6 ||
-		    (flags & CACHE_FLAG_REQUIRED_MASK) != CACHE_FLAG_X8664_LIB64)
-			continue;
-		if (key && value && library_name_matches(key, name)) {
-			*path = xstrdup(value);
-			return 0;
+			if ((flags & CACHE_FLAG_TYPE_MASK) != CACHE_FLAG_ELF_LIBC6 ||
+			    (flags & CACHE_FLAG_REQUIRED_MASK) != CACHE_FLAG_X8664_LIB64 ||
+			    (pass == 0 && hwcap != 0))
+				continue;
+			if (key && value && library_name_matches(key, name)) {
+				*path = xstrdup(value);
+				return 0;
+			}
 		}
 	}
 	return -ENOENT;

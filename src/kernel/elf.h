@@ -75,6 +75,8 @@ int elf_object_find_symbol(struct elf_object *object, const char *name, struct e
  * through the PT_LOAD program headers. 0 or -ENOENT when no segment maps it. */
 int elf_object_address_to_offset(const struct elf_object *object, uint64_t address,
 				 uint64_t *offset);
+/* Whether address is in an executable segment's file-backed part. */
+bool elf_object_address_is_code(const struct elf_object *object, uint64_t address);
 /* Appends the object's USDT probes (none: returns 0 with nothing added). */
 int elf_object_stapsdt_notes(struct elf_object *object, stapsdt_note_list *out);
 

@@ -106,13 +106,19 @@ struct provider {
 	const char *name;          /* canonical: "tracepoint" */
 	const char *aliases[4];    /* other spellings: "t"; NULL-terminated */
 	uint32_t prog_type;        /* enum bpf_prog_type of programs for this provider */
-	/* Validates spec and appends every matching point to *out. 0 or -errno with *error set. */
+	/* Validates spec and appends every matching point to *out. 0 or -errno
+	 * with *error set; -ESRCH means "well-formed, but nothing here matches"
+	 * (a function this build of a library lacks). */
 	int (*expand)(const struct probe_spec *spec, probe_point_list *out, char **error);
 	/* Fills in args_type and features; called only for points a program uses. */
 	int (*describe)(struct probe_point *point, char **error);
 	/* Attaches prog_fd to point; pushes every fd that keeps it attached onto *fds. */
 	int (*attach)(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
 	/* Prints names of probes matching pattern (NULL: all); verbose adds args. */
+	/* A spec that matches nothing (-ESRCH from expand) is skipped with a
+	 * warning instead of failing the program: libraries differ between
+	 * machines, and tools probe functions some builds do not have. */
+	bool skip_missing;
 	int (*list)(const char *pattern, bool verbose, FILE *out);
 	/* Optional: what bpf_prog_load needs beyond prog_type for this point
 	 * (fentry/fexit: expected_attach_type and the target's BTF id and BTF

@@ -10,6 +10,11 @@
  * an inode at an offset, so one probe covers every process that maps the
  * file, PIE or not, wherever it is loaded.
  *
+ * SYMBOL+OFFSET and raw addresses are only checked to be inside the
+ * function / in code, not to start an instruction: that needs an x86
+ * instruction decoder, which sonde does not have (bpftrace uses LLVM's).
+ * A breakpoint in the middle of an instruction corrupts the traced program.
+ *
  * Arguments follow the x86-64 System V calling convention: arg0..arg5 are
  * rdi, rsi, rdx, rcx, r8, r9 in the pt_regs the program receives, retval
  * is rax. These hold only at a function's first instruction (and at its
@@ -159,13 +164,13 @@ static int expand_in_object(const struct provider *provider, struct elf_object *
 		}
 		if (matched == 0) {
 			*error = xasprintf("no function in %s matches '%s'", path, function);
-			err = -ENOENT;
+			err = -ESRCH;
 		}
 	} else if (parse_address(function, &address)) {
 		const struct elf_symbol *symbol = symbol_at(&functions, address);
-		if (elf_object_address_to_offset(object, address, &offset) < 0) {
-			*error = xasprintf("address %s is not in any loadable segment of %s", function,
-					   path);
+		if (!elf_object_address_is_code(object, address) ||
+		    elf_object_address_to_offset(object, address, &offset) < 0) {
+			*error = xasprintf("address %s is not in the code of %s", function, path);
 			err = -ENOENT;
 		} else {
 			add_point(provider, path, function, symbol ? symbol->name : function, offset,
@@ -182,7 +187,7 @@ static int expand_in_object(const struct provider *provider, struct elf_object *
 		}
 		if (!found) {
 			*error = xasprintf("function '%s' not found in %s", wanted, path);
-			err = -ENOENT;
+			err = -ESRCH;
 		} else if (with_offset && delta >= found->size) {
 			*error = xasprintf("offset %s+%" PRIu64 " is past the end of %s (%" PRIu64
 					   " bytes)", wanted, delta, wanted, found->size);
@@ -455,6 +460,7 @@ static int uretprobe_list(const char *pattern, bool verbose, FILE *out)
 }
 
 const struct provider uprobe_provider = {
+	.skip_missing = true,
 	.name = "uprobe",
 	.aliases = { "u", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,
@@ -465,6 +471,7 @@ const struct provider uprobe_provider = {
 };
 
 const struct provider uretprobe_provider = {
+	.skip_missing = true,
 	.name = "uretprobe",
 	.aliases = { "ur", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,

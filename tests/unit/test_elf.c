@@ -283,10 +283,11 @@ static void put_u32(struct strbuf *sb, uint32_t value)
 	strbuf_append(sb, (const char *)&value, 4);
 }
 
-/* A new-format cache with the given entries (flags, name, path), after an
+/* A new-format cache with the given entries (flags, hwcap, name, path), after an
  * old-format table of old_entries empty entries (-1: a pure new-format file). */
-static char *build_cache(int old_entries, const uint32_t *flags, const char *const *names,
-			 const char *const *paths, int count, size_t *length)
+static char *build_cache(int old_entries, const uint32_t *flags, const uint32_t *hwcaps,
+			 const char *const *names, const char *const *paths, int count,
+			 size_t *length)
 {
 	struct strbuf sb, strings;
 	size_t start = 0;
@@ -320,7 +321,7 @@ static char *build_cache(int old_entries, const uint32_t *flags, const char *con
 		put_u32(&sb, key);
 		put_u32(&sb, value);
 		put_u32(&sb, 0);
-		put_u32(&sb, 0);
+		put_u32(&sb, hwcaps ? hwcaps[i] : 0);
 		put_u32(&sb, 0);
 	}
 	strbuf_append(&sb, strings.data, strings.length);
@@ -339,7 +340,7 @@ static void test_ld_cache(void)
 	size_t length;
 
 	for (int old = -1; old <= 2; old += 3) {
-		char *cache = build_cache(old, flags, names, paths, 4, &length);
+		char *cache = build_cache(old, flags, NULL, names, paths, 4, &length);
 		const char *form = old < 0 ? "new format" : "old+new format";
 		char *name;
 
@@ -368,6 +369,20 @@ static void test_ld_cache(void)
 		free(name);
 		free(cache);
 	}
+	/* a glibc-hwcaps build listed first is passed over for the plain one */
+	const uint32_t hwcap_flags[] = { 0x0303, 0x0303 };
+	const uint32_t hwcaps[] = { 1, 0 };
+	const char *const hwcap_names[] = { "libbaz.so.1", "libbaz.so.1" };
+	const char *const hwcap_paths[] = { "/lib64/glibc-hwcaps/x86-64-v3/libbaz.so.1",
+					    "/lib64/libbaz.so.1" };
+	char *hwcap_cache = build_cache(-1, hwcap_flags, hwcaps, hwcap_names, hwcap_paths, 2,
+					&length);
+	int hwcap_err = elf_ld_cache_lookup(hwcap_cache, length, "libbaz", &path);
+	check(hwcap_err == 0 && strcmp(path, "/lib64/libbaz.so.1") == 0,
+	      "ld.so.cache: plain build preferred over hwcaps", hwcap_err ? "not found" : path);
+	free(path);
+	path = NULL;
+	free(hwcap_cache);
 	check(elf_ld_cache_lookup("not a cache at all, no sir, not one bit of it", 45, "libc",
 				  &path) == -EINVAL,
 	      "ld.so.cache: garbage rejected", "accepted");
