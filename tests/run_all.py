@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The one test runner behind `make test`.
 
-It runs four groups of tests and prints one line per case:
+It runs five groups of tests and prints one line per case:
 
   unit     every binary in build/tests/ (each prints PASS/FAIL lines and a
            closing `N passed, N failed` line, which is parsed here);
@@ -13,7 +13,10 @@ It runs four groups of tests and prints one line per case:
            compared with the `// expect:` block in the file;
   special  tests that need more than a declarative case: SIGKILL leaves no
            BPF program or link behind; events lost to a tiny ring buffer are
-           all accounted for.
+           all accounted for;
+  vm       the cases in tests/vm/*.test (same format as tests/runtime) run
+           inside a QEMU guest with Debian's 6.1 kernel (tests/vm/run-in-vm),
+           which has the kprobes and fentry this host lacks; normal build only.
 
 `--sonde PATH` tests another binary: with `--sonde bpftrace` the runtime cases
 not marked sonde-only check what bpftrace 0.17 itself prints, which is how the
@@ -329,17 +332,18 @@ def finish_block(case, block):
         case.fields[key] = "\n".join(text for _, text in items) + "\n"
 
 
-def load_cases(report):
+def load_cases(report, group="runtime"):
+    """The cases of tests/GROUP/*.test."""
     cases = []
-    for path in sorted(glob.glob(os.path.join(TESTS, "runtime", "*.test"))):
+    for path in sorted(glob.glob(os.path.join(TESTS, group, "*.test"))):
         try:
             cases.extend(parse_case_file(path))
         except CaseFileError as error:
-            report.result("FAIL", "runtime: parse " + os.path.basename(path), str(error))
+            report.result("FAIL", "%s: parse %s" % (group, os.path.basename(path)), str(error))
     names = {}
     for case in cases:
         if case.name in names:
-            report.result("FAIL", "runtime: duplicate case name " + case.name,
+            report.result("FAIL", "%s: duplicate case name %s" % (group, case.name),
                           "in %s and %s" % (names[case.name], case.path))
         names[case.name] = case.path
     return cases
@@ -416,6 +420,100 @@ def expectations_text(expected):
     return "\n".join("%s %s" % (kind, text) for kind, text in expected)
 
 
+def case_command(case, values, tmp):
+    """The tracer's argv for a case; writes {tmp}/script.bt for `script:` and
+    sets values["script"]."""
+    sonde_abs = values["sonde"]
+    script_path = os.path.join(tmp, "script.bt")
+    if case.field("script") is not None:
+        with open(script_path, "w") as f:
+            f.write(substitute(case.field("script"), {"sonde": sonde_abs}))
+        os.chmod(script_path, 0o755)
+    values["script"] = script_path
+
+    def words(key):
+        return [substitute(w, values) for w in shlex.split(case.field(key, ""))]
+
+    if case.field("args") is not None:
+        argv = []
+        for word in words("args"):
+            argv.append(case.field("prog", "").rstrip("\n") if word == "{prog}" else word)
+    else:
+        argv = words("opts")
+        if case.field("prog") is not None:
+            argv += ["-e", case.field("prog").rstrip("\n")]
+        elif case.field("script") is not None:
+            argv.append(script_path)
+        argv += words("posargs")
+    # The one placeholder allowed inside program text.
+    argv = [a.replace("{target_pid}", values.get("target_pid", "{target_pid}"))
+            for a in argv]
+    if "direct" in case.flags:
+        return [script_path] + words("posargs")
+    return [sonde_abs] + argv
+
+
+def case_env(case, values, sanitized):
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    for assignment in case.env:
+        key, _, value = assignment.partition("=")
+        env[key.strip()] = substitute(value, values)
+    return env
+
+
+def case_problems(case, code, timed_out, stdout, stderr, values, sanitized):
+    """Checks exit status, stdout and stderr against the case; returns the
+    problems found (stdout without the bpftrace banner)."""
+    problems = []
+    expected_exit = case.field("exit", "0").strip()
+    if timed_out or expected_exit == "any":
+        pass
+    elif expected_exit == "nonzero":
+        if code == 0:
+            problems.append("exit code 0, expected non-zero")
+    elif code != int(expected_exit):
+        problems.append("exit code %d, expected %s" % (code, expected_exit))
+    if "merged" in case.flags:
+        stdout = stdout + ("" if stdout.endswith("\n") or not stdout else "\n") + stderr
+    error = match_lines(case.stdout, stdout, case_exact(case), values)
+    if error:
+        problems.append("stdout: " + error)
+    error = match_lines(case.stderr, stderr, False, values)
+    if error:
+        problems.append("stderr: " + error)
+    if sanitized and SANITIZER_RE.search(stderr):
+        problems.append("sanitizer report in stderr")
+    return problems
+
+
+def case_exact(case):
+    return case.field("match", "contains").strip() == "exact"
+
+
+def failure_details(case, argv, values, problems, stdout, stderr, extra=()):
+    """The text shown under a failing case."""
+    exact = case_exact(case)
+    if "merged" in case.flags:
+        stdout = stdout + ("" if stdout.endswith("\n") or not stdout else "\n") + stderr
+    details = ["file: %s:%d" % (os.path.relpath(case.path, ROOT), case.line),
+               "command: " + " ".join(shlex.quote(a) for a in argv)]
+    if case.field("run"):
+        details.append("generator: " + substitute(case.field("run"), values))
+    details += ["problem: " + p for p in problems]
+    if case.stdout:
+        details.append("expected stdout (%s):\n%s"
+                       % ("exact" if exact else "contains, in order",
+                          indent(expectations_text(case.stdout))))
+    details.append("actual stdout:\n" + indent(stdout))
+    if case.stderr:
+        details.append("expected stderr:\n" + indent(expectations_text(case.stderr)))
+    details.append("actual stderr:\n" + indent(stderr))
+    details += list(extra)
+    return "\n".join(details)
+
+
 def run_case(case, sonde, label, sanitized, testing_bpftrace):
     """Runs one case; returns (status, details)."""
     for need in case.needs:
@@ -439,41 +537,8 @@ def run_case(case, sonde, label, sanitized, testing_bpftrace):
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                       start_new_session=True)
             values["target_pid"] = str(target.pid)
-        script_path = os.path.join(tmp, "script.bt")
-        if case.field("script") is not None:
-            with open(script_path, "w") as f:
-                f.write(substitute(case.field("script"), {"sonde": sonde_abs}))
-            os.chmod(script_path, 0o755)
-        values["script"] = script_path
-
-        def words(key):
-            return [substitute(w, values) for w in shlex.split(case.field(key, ""))]
-
-        if case.field("args") is not None:
-            argv = []
-            for word in words("args"):
-                argv.append(case.field("prog", "").rstrip("\n") if word == "{prog}" else word)
-        else:
-            argv = words("opts")
-            if case.field("prog") is not None:
-                argv += ["-e", case.field("prog").rstrip("\n")]
-            elif case.field("script") is not None:
-                argv.append(script_path)
-            argv += words("posargs")
-        # The one placeholder allowed inside program text.
-        argv = [a.replace("{target_pid}", values.get("target_pid", "{target_pid}"))
-                for a in argv]
-        if "direct" in case.flags:
-            argv = [script_path] + words("posargs")
-        else:
-            argv = [sonde_abs] + argv
-
-        env = dict(os.environ)
-        if sanitized:
-            env.update(SANITIZER_ENV)
-        for assignment in case.env:
-            key, _, value = assignment.partition("=")
-            env[key.strip()] = substitute(value, values)
+        argv = case_command(case, values, tmp)
+        env = case_env(case, values, sanitized)
 
         timeout = float(case.field("timeout", "10"))
         deadline = time.monotonic() + timeout
@@ -528,41 +593,10 @@ def run_case(case, sonde, label, sanitized, testing_bpftrace):
             problems.append("timed out after %.1f s (killed)" % timeout)
         if generator_error:
             problems.append(generator_error)
-        expected_exit = case.field("exit", "0").strip()
-        if timed_out or expected_exit == "any":
-            pass
-        elif expected_exit == "nonzero":
-            if code == 0:
-                problems.append("exit code 0, expected non-zero")
-        elif code != int(expected_exit):
-            problems.append("exit code %d, expected %s" % (code, expected_exit))
-        exact = case.field("match", "contains").strip() == "exact"
-        if "merged" in case.flags:
-            stdout = stdout + ("" if stdout.endswith("\n") or not stdout else "\n") + stderr
-        error = match_lines(case.stdout, stdout, exact, values)
-        if error:
-            problems.append("stdout: " + error)
-        error = match_lines(case.stderr, stderr, False, values)
-        if error:
-            problems.append("stderr: " + error)
-        if sanitized and SANITIZER_RE.search(stderr):
-            problems.append("sanitizer report in stderr")
+        problems += case_problems(case, code, timed_out, stdout, stderr, values, sanitized)
         if not problems:
             return "PASS", "%.2f s" % elapsed
-        details = ["file: %s:%d" % (os.path.relpath(case.path, ROOT), case.line),
-                   "command: " + " ".join(shlex.quote(a) for a in argv)]
-        if run_cmd:
-            details.append("generator: " + substitute(run_cmd, values))
-        details += ["problem: " + p for p in problems]
-        if case.stdout:
-            details.append("expected stdout (%s):\n%s"
-                           % ("exact" if exact else "contains, in order",
-                              indent(expectations_text(case.stdout))))
-        details.append("actual stdout:\n" + indent(stdout))
-        if case.stderr:
-            details.append("expected stderr:\n" + indent(expectations_text(case.stderr)))
-        details.append("actual stderr:\n" + indent(stderr))
-        return "FAIL", "\n".join(details)
+        return "FAIL", failure_details(case, argv, values, problems, stdout, stderr)
     finally:
         if target is not None:
             try:
@@ -796,13 +830,14 @@ def special_kill(sonde, testing_bpftrace):
                     % (sorted(left_progs), sorted(left_links)))
 
 
-def build_tool(name):
-    source = os.path.join(TESTS, "tools", name + ".c")
+def build_tool(name, directory="tools", flags=()):
+    """Compiles tests/DIRECTORY/NAME.c to build/tests/tools/NAME if it is stale."""
+    source = os.path.join(TESTS, directory, name + ".c")
     binary = os.path.join(TOOLS_BUILD, name)
     if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
         return binary
     os.makedirs(TOOLS_BUILD, exist_ok=True)
-    subprocess.run(["cc", "-O2", "-Wall", "-o", binary, source], check=True)
+    subprocess.run(["cc", "-O2", "-Wall"] + list(flags) + ["-o", binary, source], check=True)
     return binary
 
 
@@ -859,10 +894,206 @@ def run_special(report, args, binaries, testing_bpftrace):
 
 
 # --------------------------------------------------------------------------
+# VM cases: tests/vm/*.test inside a QEMU guest
+
+RUN_IN_VM = os.path.join(TESTS, "vm", "run-in-vm")
+VM_CASE_SCRIPT = os.path.join(TESTS, "vm", "case.sh")
+VM_DEFAULT_TIMEOUT = 90    # seconds of guest life per case, boot included
+VM_PREPARE_TIMEOUT = 1200  # apt-get install qemu plus the kernel download
+VM_MAX_JOBS = 2            # guests at once: each keeps two emulated CPUs busy
+# Generators compiled from tests/vm/*.c: static, so that the dynamic loader
+# makes no system calls of its own in the traced process.
+VM_TOOL_FLAGS = ("-static",)
+
+
+def vm_prepare():
+    """Fills run-in-vm's cache (installing QEMU if need be). Returns None when
+    guests can boot, otherwise the reason in one line."""
+    try:
+        proc = subprocess.run([RUN_IN_VM, "--prepare"], cwd=ROOT, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=VM_PREPARE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return "run-in-vm --prepare did not finish in %d s" % VM_PREPARE_TIMEOUT
+    except OSError as error:
+        return "cannot run %s: %s" % (RUN_IN_VM, error)
+    if proc.returncode == 0:
+        return None
+    lines = [line.strip() for line in proc.stderr.decode("utf-8", "replace").split("\n")
+             if line.strip()]
+    # The last "run-in-vm: " line is the error (earlier ones report progress);
+    # the line after it, if any, is the failing command's last words.
+    marked = [i for i, line in enumerate(lines) if line.startswith("run-in-vm: ")]
+    if not marked:
+        return "run-in-vm --prepare exited %d" % proc.returncode
+    reason = lines[marked[-1]][len("run-in-vm: "):]
+    if marked[-1] + 1 < len(lines):
+        reason += " ... " + lines[-1]
+    return reason
+
+
+def vm_unmet_need(need, sonde):
+    """Like unmet_need, for the guest. Returns (status, reason) or None."""
+    what, _, arg = need.partition(" ")
+    arg = arg.strip()
+    if what in ("cmd", "file"):
+        # The guest sees the host's files and runs the host's binaries.
+        reason = unmet_need(need, False)
+        return ("SKIP", reason) if reason else None
+    if what == "sonde-env":
+        # A hook not implemented yet: skip until the binary mentions it.
+        try:
+            with open(sonde, "rb") as f:
+                if arg.encode() in f.read():
+                    return None
+        except OSError:
+            pass
+        return "SKIP", "%s does not know %s yet" % (os.path.basename(sonde), arg)
+    return "FAIL", "unknown need in a vm case: %s (vm cases know cmd, file, sonde-env)" % need
+
+
+def read_text(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def run_vm_case(case, sonde, testing_bpftrace):
+    """Runs one case in a guest; returns (status, details, seconds).
+
+    The guest runs tests/vm/case.sh, which starts the tracer, runs the
+    generator once it has attached and leaves stdout, stderr and exit statuses
+    in a host directory shared writable with the guest.
+    """
+    for need in case.needs:
+        unmet = vm_unmet_need(need, sonde)
+        if unmet:
+            return unmet[0], unmet[1], 0.0
+    if testing_bpftrace and "sonde-only" in case.flags:
+        return "SKIP", "sonde-only", 0.0
+    if not testing_bpftrace and "bpftrace-only" in case.flags:
+        return "SKIP", "bpftrace-only", 0.0
+    if case.field("target") is not None:
+        return "FAIL", "target: is not supported in vm cases (use -c or run:)", 0.0
+    if not os.path.exists(sonde) and shutil.which(sonde) is None:
+        return "FAIL", "no binary " + sonde, 0.0
+
+    base = tempfile.mkdtemp(prefix="sonde-vm-test-")
+    tmp = os.path.join(base, "tmp")   # {tmp}: the case's cwd
+    io = os.path.join(base, "io")     # case.sh's files
+    os.mkdir(tmp)
+    os.mkdir(io)
+    try:
+        sonde_abs = os.path.abspath(sonde) if os.path.exists(sonde) else shutil.which(sonde)
+        values = {"tmp": tmp, "root": ROOT, "tools": TOOLS_BUILD, "sonde": sonde_abs}
+        argv = case_command(case, values, tmp)
+        env = case_env(case, values, False)
+        if case.field("stdin") is not None:
+            with open(os.path.join(io, "stdin"), "w") as f:
+                f.write(case.field("stdin"))
+        run_cmd = case.field("run")
+        if run_cmd is not None:
+            # case.sh exports the tracer's pid as $sonde_pid.
+            with open(os.path.join(io, "run"), "w") as f:
+                f.write(substitute(run_cmd, dict(values, sonde_pid="$sonde_pid")) + "\n")
+        values["sonde_pid"] = "(pid in the guest)"
+        start_mode = case.field("start", "banner").strip()
+        stop = (case.field("stop") or "none").strip()
+        timeout = float(case.field("timeout", str(VM_DEFAULT_TIMEOUT)))
+        command = ([RUN_IN_VM, "--timeout", "%g" % timeout, "--writable", base, "--",
+                    "sh", VM_CASE_SCRIPT, io, start_mode, stop] + argv)
+
+        start = time.monotonic()
+        proc = subprocess.Popen(command, cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        host_timed_out = False
+        try:
+            harness_out, _ = proc.communicate(timeout=timeout + 60)
+        except subprocess.TimeoutExpired:
+            # SIGTERM: run-in-vm kills its QEMU (in a session of its own) first.
+            host_timed_out = True
+            proc.terminate()
+            try:
+                harness_out, _ = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                harness_out, _ = proc.communicate()
+        elapsed = time.monotonic() - start
+        harness_out = harness_out.decode("utf-8", "replace")
+
+        stdout = strip_banner(read_text(os.path.join(io, "stdout")) or "")
+        stderr = read_text(os.path.join(io, "stderr")) or ""
+        if case.field("output") is not None:
+            text = read_text(substitute(case.field("output"), values))
+            stdout = text if text is not None else "(cannot read the output file)"
+        rc_text = read_text(os.path.join(io, "rc"))
+        problems = []
+        timed_out = rc_text is None
+        code = int(rc_text) if rc_text and rc_text.strip().lstrip("-").isdigit() else -1
+        if host_timed_out:
+            problems.append("run-in-vm still running %d s after its timeout (killed)" % 60)
+        elif rc_text is None and proc.returncode == 124:
+            problems.append("timed out after %g s (guest killed)" % timeout)
+        elif rc_text is None:
+            problems.append("the guest returned no exit status (run-in-vm exited %d)"
+                            % proc.returncode)
+        run_rc = read_text(os.path.join(io, "run.rc"))
+        if run_rc is not None and run_rc.strip() != "0":
+            problems.append("generator exited %s: %s" % (
+                run_rc.strip(), (read_text(os.path.join(io, "run.err")) or "").strip()))
+        problems += case_problems(case, code, timed_out, stdout, stderr, values, False)
+        if not problems:
+            return "PASS", "", elapsed
+        extra = ["run-in-vm output:\n" + indent(harness_out)] if harness_out.strip() else []
+        return "FAIL", failure_details(case, argv, values, problems, stdout, stderr,
+                                       extra), elapsed
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def run_vm(report, args, sonde, testing_bpftrace):
+    cases = load_cases(report, "vm")
+    if args.filter:
+        cases = [c for c in cases if args.filter in c.name]
+    if not cases:
+        return
+    if not os.path.exists(sonde) and shutil.which(sonde) is None:
+        report.result("FAIL", "vm: no binary %s (run make)" % sonde)
+        return
+    reason = vm_prepare()
+    if reason:
+        report.result("SKIP", "vm: all %d cases" % len(cases),
+                      "cannot boot the guest: " + reason, count=len(cases))
+        return
+    for source in sorted(glob.glob(os.path.join(TESTS, "vm", "*.c"))):
+        try:
+            build_tool(os.path.basename(source)[:-2], "vm", VM_TOOL_FLAGS)
+        except (subprocess.CalledProcessError, OSError) as error:
+            report.result("FAIL", "vm: build " + source, str(error))
+    label = "sonde" if not testing_bpftrace else os.path.basename(sonde)
+    started = time.monotonic()
+
+    def work(case):
+        try:
+            status, details, seconds = run_vm_case(case, sonde, testing_bpftrace)
+        except Exception as error:  # a runner bug must not hide other cases
+            status, details, seconds = "FAIL", "runner error: %r" % error, 0.0
+        name = "vm[%s] %s" % (label, case.name)
+        if status != "SKIP":
+            name += " (%.1f s)" % seconds
+        report.result(status, name, details)
+    run_parallel(min(args.jobs, VM_MAX_JOBS), [(c, "serial" in c.flags) for c in cases], work)
+    print("note: vm group: %d cases in %.0f s" % (len(cases), time.monotonic() - started),
+          flush=True)
+
+
+# --------------------------------------------------------------------------
 
 def main():
     parser = argparse.ArgumentParser(description="Run sonde's tests.")
-    parser.add_argument("--only", choices=["unit", "runtime", "diff", "special"])
+    parser.add_argument("--only", choices=["unit", "runtime", "diff", "special", "vm"])
     parser.add_argument("--filter", help="run only cases whose name contains SUBSTR")
     parser.add_argument("--sonde", help="binary to test (default: build/sonde, then "
                         "build/asan/sonde for runtime and special tests)")
@@ -883,7 +1114,7 @@ def main():
     if os.geteuid() != 0 and args.only != "unit":
         print("note: not root; runtime, diff and special tests need root", flush=True)
 
-    groups = [args.only] if args.only else ["unit", "runtime", "diff", "special"]
+    groups = [args.only] if args.only else ["unit", "runtime", "diff", "special", "vm"]
     if "unit" in groups and not args.sonde:
         run_unit(report, args)
     if "runtime" in groups:
@@ -892,6 +1123,9 @@ def main():
         run_diff(report, args, sonde, testing_bpftrace)
     if "special" in groups:
         run_special(report, args, binaries, testing_bpftrace)
+    if "vm" in groups:
+        # Normal build only: the sanitizer build is too slow under emulation.
+        run_vm(report, args, binaries[0][0], testing_bpftrace)
     report.summary()
     return 1 if report.failed else 0
 

@@ -242,7 +242,9 @@ static int gen_map_key(struct codegen *gen, struct node *map_node, struct map_de
 {
 	if (!map_node->args) {
 		int key_offset = stack_alloc(gen, map->key_size);
-		zero_stack(gen, key_offset, map->key_size);
+		/* a hist/lhist key without a user key is just the bucket, written next */
+		if (!has_bucket(map))
+			zero_stack(gen, key_offset, map->key_size);
 		return key_offset;
 	}
 	if (!map->key_is_multi) {
@@ -1782,14 +1784,21 @@ static int gen_hist_bucket(struct codegen *gen, int value, int bits)
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, value, 0, done);
 	ir_label(&gen->fn, positive);
 	/* log2 by binary search over 32, 16, 8, 4, 2, 1 */
-	int log = const_reg(gen, 0), rest = ir_new_vreg(&gen->fn), probe = ir_new_vreg(&gen->fn);
+	int log = const_reg(gen, 0), rest = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, rest, value);
 	for (int shift = 32; shift >= 1; shift /= 2) {
 		int skip = ir_new_label(&gen->fn);
-		ir_mov(&gen->fn, probe, rest);
-		ir_alu_imm(&gen->fn, BPF_RSH, probe, shift);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, probe, 0, skip);
-		ir_mov(&gen->fn, rest, probe);
+		if (shift == 32) {
+			/* 2^32 - 1 does not fit a (sign-extended) 32-bit immediate */
+			int high = ir_new_vreg(&gen->fn);
+			ir_mov(&gen->fn, high, rest);
+			ir_alu_imm(&gen->fn, BPF_RSH, high, 32);
+			ir_jump_if_imm(&gen->fn, BPF_JEQ, high, 0, skip);
+			ir_mov(&gen->fn, rest, high);
+		} else {
+			ir_jump_if_imm(&gen->fn, BPF_JLE, rest, (1 << shift) - 1, skip);
+			ir_alu_imm(&gen->fn, BPF_RSH, rest, shift);
+		}
 		ir_alu_imm(&gen->fn, BPF_ADD, log, shift);
 		ir_label(&gen->fn, skip);
 	}
@@ -1826,16 +1835,28 @@ struct value generate_lhist(struct codegen *gen, struct node *call)
 	const struct type *type = gen->program->maps.items[gen->assign_target->map_id].value_type;
 	int64_t buckets = (type->lhist_max - type->lhist_min) / type->lhist_step;
 	int bucket = const_reg(gen, 0);
-	int done = ir_new_label(&gen->fn), in_range = ir_new_label(&gen->fn);
-	int min = const_reg(gen, type->lhist_min), max = const_reg(gen, type->lhist_max);
-	ir_jump_if(&gen->fn, BPF_JSLT, value, min, done);
-	ir_mov_imm(&gen->fn, bucket, buckets + 1);
-	ir_jump_if(&gen->fn, BPF_JSGE, value, max, done);
-	ir_label(&gen->fn, in_range);
-	ir_mov(&gen->fn, bucket, value);
-	ir_alu(&gen->fn, BPF_SUB, bucket, min);
-	int step = const_reg(gen, type->lhist_step);
-	ir_alu(&gen->fn, BPF_DIV, bucket, step);
+	int done = ir_new_label(&gen->fn);
+	/* min, max and step are constants: immediates when they fit */
+	bool small = type->lhist_min >= INT32_MIN && type->lhist_max <= INT32_MAX &&
+		     type->lhist_step <= INT32_MAX;
+	if (small) {
+		ir_jump_if_imm(&gen->fn, BPF_JSLT, value, (int32_t)type->lhist_min, done);
+		ir_mov_imm(&gen->fn, bucket, buckets + 1);
+		ir_jump_if_imm(&gen->fn, BPF_JSGE, value, (int32_t)type->lhist_max, done);
+		ir_mov(&gen->fn, bucket, value);
+		if (type->lhist_min)
+			ir_alu_imm(&gen->fn, BPF_SUB, bucket, (int32_t)type->lhist_min);
+		if (type->lhist_step > 1)
+			ir_alu_imm(&gen->fn, BPF_DIV, bucket, (int32_t)type->lhist_step);
+	} else {
+		int min = const_reg(gen, type->lhist_min), max = const_reg(gen, type->lhist_max);
+		ir_jump_if(&gen->fn, BPF_JSLT, value, min, done);
+		ir_mov_imm(&gen->fn, bucket, buckets + 1);
+		ir_jump_if(&gen->fn, BPF_JSGE, value, max, done);
+		ir_mov(&gen->fn, bucket, value);
+		ir_alu(&gen->fn, BPF_SUB, bucket, min);
+		ir_alu(&gen->fn, BPF_DIV, bucket, const_reg(gen, type->lhist_step));
+	}
 	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
 	ir_label(&gen->fn, done);
 	struct aggregation_site site = aggregation_begin(gen, bucket);

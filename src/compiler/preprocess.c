@@ -201,10 +201,6 @@ int preprocess_program(const char *text, struct preprocessed *out)
 {
 	struct preprocessor pp = { .macros = &out->macros };
 	out->text = xstrdup(text);
-	if (btf_available()) {
-		struct macro have_btf = { .name = xstrdup("BPFTRACE_HAVE_BTF"), .value = 1, .has_value = true };
-		vec_push(&out->macros, have_btf);
-	}
 	/* condition stack: whether each open #if region is being kept */
 	bool keeping[64];
 	bool taken[64];
@@ -224,6 +220,9 @@ int preprocess_program(const char *text, struct preprocessed *out)
 				q = skip_blanks(q + (negate ? 6 : 5), line_end);
 				char *name = read_identifier(&q, line_end);
 				bool defined = name && macro_find(&out->macros, name);
+				/* asked only here, so programs without the guard never load BTF */
+				if (name && !defined && strcmp(name, "BPFTRACE_HAVE_BTF") == 0)
+					defined = btf_available();
 				free(name);
 				if (depth < 64) {
 					keeping[depth] = active && (negate ? !defined : defined);

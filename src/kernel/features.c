@@ -609,6 +609,28 @@ static const probe_fn probes[FEATURE_COUNT] = {
 	[FEATURE_TEST_RUN] = probe_test_run,
 };
 
+/* SONDE_DISABLE_FEATURES=kprobe,fentry makes sonde behave as on a kernel
+ * without them: how the fallbacks between probe families are tested on
+ * kernels that have both. Names are those --info prints. */
+static bool feature_disabled_by_environment(enum feature feature)
+{
+	const char *list = getenv("SONDE_DISABLE_FEATURES");
+	const char *name = feature_names[feature];
+	if (!list || !name)
+		return false;
+	size_t length = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *end = strchr(p, ',');
+		size_t item = end ? (size_t)(end - p) : strlen(p);
+		if (item == length && strncmp(p, name, length) == 0)
+			return true;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	return false;
+}
+
 bool feature_available(enum feature feature)
 {
 	struct feature_state *state = &states[feature];
@@ -616,6 +638,12 @@ bool feature_available(enum feature feature)
 	if (!state->probed) {
 		/* Marked first, so a probe that requires another cannot loop. */
 		state->probed = true;
+		if (feature_disabled_by_environment(feature)) {
+			snprintf(state->reason, sizeof(state->reason),
+				 "disabled by SONDE_DISABLE_FEATURES");
+			state->available = false;
+			return false;
+		}
 		state->available = probes[feature](state);
 		if (state->available)
 			state->reason[0] = '\0';

@@ -156,7 +156,7 @@ int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 					     module ? module : "", module ? ":" : "", function)
 				 : xstrdup("fentry needs kernel BTF, and /sys/kernel/btf/vmlinux "
 					   "cannot be read");
-			return -ENOENT;
+			return btf_available() ? -ESRCH : -ENOENT;
 		}
 		vec_push(out, new_point(spec, is_return, module, written_module != NULL, function));
 		return 0;
@@ -179,7 +179,7 @@ int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 	if (out->count == before) {
 		*error = xasprintf("no traceable kernel function with BTF matches %s",
 				   spec->text + strlen(spec->provider_name) + 1);
-		return -ENOENT;
+		return -ESRCH;
 	}
 	return 0;
 }
@@ -391,6 +391,7 @@ static int fexit_list(const char *pattern, bool verbose, FILE *out)
 }
 
 const struct provider fentry_provider = {
+	.skip_missing = true,
 	.name = "fentry",
 	.aliases = { "kfunc", "f", NULL },
 	.prog_type = BPF_PROG_TYPE_TRACING,
@@ -402,6 +403,7 @@ const struct provider fentry_provider = {
 };
 
 const struct provider fexit_provider = {
+	.skip_missing = true,
 	.name = "fexit",
 	.aliases = { "kretfunc", "fr", NULL },
 	.prog_type = BPF_PROG_TYPE_TRACING,

@@ -256,7 +256,7 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 		    kallsyms_lookup(function, &address) == -ENOENT) {
 			*error = xasprintf("kernel function not found: %s", function);
 			free(function);
-			return -ENOENT;
+			return -ESRCH;
 		}
 		vec_push(out, new_point(spec, is_return, module, written_module, function, offset));
 		free(function);
@@ -284,7 +284,7 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 	if (matches.count == 0) {
 		*error = xasprintf("no kernel function matches %s",
 				   spec->text + strlen(spec->provider_name) + 1);
-		err = -ENOENT;
+		err = -ESRCH;
 	} else if (matches.count >= KPROBE_MULTI_MIN_FUNCTIONS &&
 		   feature_available(FEATURE_KPROBE_MULTI)) {
 		char *name = xasprintf("%s:%s", kind, spec->text + strlen(spec->provider_name) + 1);
@@ -540,6 +540,7 @@ static int kretprobe_list(const char *pattern, bool verbose, FILE *out)
 }
 
 const struct provider kprobe_provider = {
+	.skip_missing = true,
 	.name = "kprobe",
 	.aliases = { "k", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,
@@ -551,6 +552,7 @@ const struct provider kprobe_provider = {
 };
 
 const struct provider kretprobe_provider = {
+	.skip_missing = true,
 	.name = "kretprobe",
 	.aliases = { "kr", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,

@@ -95,6 +95,13 @@ static void run_raise_memlock(void)
 	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 
 	setrlimit(RLIMIT_MEMLOCK, &unlimited);
+	/* each attached function holds a program, a perf event and a link:
+	 * a wildcard over hundreds of functions needs more than the usual 1024 */
+	struct rlimit files;
+	if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+		files.rlim_cur = files.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &files);
+	}
 }
 
 static uint64_t run_monotonic_ns(void)
