@@ -17,7 +17,7 @@ ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-s
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=build/tests/%)
 
-.PHONY: all test test-unit test-vm install clean deps asan
+.PHONY: all test test-unit test-vm bench bench-quick install clean deps asan
 
 all: build/sonde
 
@@ -54,6 +54,14 @@ test-unit: $(UNIT_BINS)
 # tests/vm/README.md. tests/vm/selftest.sh checks the guest harness itself.
 test-vm: all
 	@python3 tests/run_all.py --only vm
+
+# side-by-side benchmarks against bpftrace (bench/README.md); bench-quick is
+# the under-two-minutes variant to run before changing hot paths
+bench: build/sonde
+	python3 bench/run.py
+
+bench-quick: build/sonde
+	python3 bench/run.py --quick
 
 install: build/sonde
 	install -D -m 755 build/sonde $(DESTDIR)$(PREFIX)/bin/sonde

@@ -9,12 +9,16 @@
  *     workload write N        N write(2)s to /dev/null, sizes 1..8192
  *     workload read N         N read(2)s from /dev/zero, sizes 1..8192
  *     workload open N         N openat(2)s of a few fixed paths (and closes)
- *     workload getppid N RATE N getppid(2)s paced at RATE per second
- *                             (RATE 0: as fast as possible)
+ *     workload getppid N RATE [SECONDS]
+ *                             N getppid(2)s paced at RATE per second
+ *                             (RATE 0: as fast as possible), stopping early
+ *                             after SECONDS; a tracer that blocks the
+ *                             generator then cannot stretch the run
  *
  * Before the first system call of the measured loop it waits for a line on
  * standard input, so that the harness can start it, attach a tracer, and then
- * release it. With "-n" it starts at once. When done it prints one line:
+ * release it. With "-n" it starts at once. When done it prints one line,
+ * with the number of calls it really made:
  *
  *     done N SECONDS
  *
@@ -96,26 +100,33 @@ static int run_open(long count)
  * next batch is due. Spinning rather than sleeping keeps the pace even at
  * rates where a sleep's wake-up latency would be larger than the gap.
  */
-static int run_getppid(long count, double rate)
+static long run_getppid(long count, double rate, double limit)
 {
 	const long batch = 64;
 	double start = now_seconds();
+	long i;
 
-	for (long i = 0; i < count; i++) {
+	for (i = 0; i < count; i++) {
 		syscall(SYS_getppid);
-		if (rate > 0 && (i + 1) % batch == 0) {
+		if ((i + 1) % batch != 0)
+			continue;
+		if (rate > 0) {
 			double due = start + (i + 1) / rate;
 
 			while (now_seconds() < due)
 				;
 		}
+		if (limit > 0 && now_seconds() - start >= limit) {
+			i++;
+			break;
+		}
 	}
-	return 0;
+	return i;
 }
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: workload [-n] write|read|open N | getppid N RATE\n");
+	fprintf(stderr, "usage: workload [-n] write|read|open N | getppid N RATE [SECONDS]\n");
 	exit(2);
 }
 
@@ -125,7 +136,7 @@ int main(int argc, char **argv)
 	int argi = 1;
 	const char *mode;
 	long count;
-	double rate = 0;
+	double rate = 0, limit = 0;
 	char line[64];
 	double start, elapsed;
 	int err;
@@ -140,6 +151,8 @@ int main(int argc, char **argv)
 	count = atol(argv[argi + 1]);
 	if (argc - argi >= 3)
 		rate = atof(argv[argi + 2]);
+	if (argc - argi >= 4)
+		limit = atof(argv[argi + 3]);
 	memset(buffer, 'x', sizeof(buffer));
 
 	if (wait_for_go && !fgets(line, sizeof(line), stdin))
@@ -152,8 +165,10 @@ int main(int argc, char **argv)
 		err = run_read(count);
 	else if (strcmp(mode, "open") == 0)
 		err = run_open(count);
-	else if (strcmp(mode, "getppid") == 0)
-		err = run_getppid(count, rate);
+	else if (strcmp(mode, "getppid") == 0) {
+		count = run_getppid(count, rate, limit);
+		err = 0;
+	}
 	else
 		usage();
 	elapsed = now_seconds() - start;

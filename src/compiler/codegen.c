@@ -391,7 +391,12 @@ static struct value gen_builtin(struct codegen *gen, struct node *node)
 	struct type *type = node->type;
 	int reg;
 	if (strcmp(name, "pid") == 0 || strcmp(name, "tid") == 0) {
-		reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		if (gen->pid_tgid_reg >= 0 && !gen->in_callback) {
+			reg = ir_new_vreg(&gen->fn);
+			ir_mov(&gen->fn, reg, gen->pid_tgid_reg);
+		} else {
+			reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		}
 		if (name[0] == 'p') {
 			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
 		} else {
@@ -1866,10 +1871,33 @@ struct value generate_lhist(struct codegen *gen, struct node *call)
 
 /* ---- one probe program ---- */
 
+/* How often pid and tid are read in a tree (a helper call each, otherwise). */
+static int count_pid_reads(const struct node *node)
+{
+	int count = 0;
+	for (; node; node = node->next) {
+		if (node->kind == NODE_BUILTIN &&
+		    (strcmp(node->name, "pid") == 0 || strcmp(node->name, "tid") == 0))
+			count++;
+		const struct node *children[] = { node->lhs, node->rhs, node->cond, node->then,
+						  node->els, node->body, node->args, node->predicate };
+		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+			count += count_pid_reads(children[i]);
+	}
+	return count;
+}
+
 static void gen_prologue(struct codegen *gen)
 {
 	gen->ctx_reg = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, gen->ctx_reg, CTX_REG_ARG);
+	/* pid/tid read several times (predicate, key, delete): one helper call.
+	 * The count includes the -p filter, which reads the pid too. */
+	gen->pid_tgid_reg = -1;
+	int pid_reads = count_pid_reads(gen->probe->node->predicate) +
+			count_pid_reads(gen->probe->node->body) + (gen->sema->options->target_pid ? 1 : 0);
+	if (pid_reads >= 2)
+		gen->pid_tgid_reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 	gen->exit_label = ir_new_label(&gen->fn);
 	for (int i = 0; i < gen->probe->vars.count; i++) {
 		struct var_info *var = &gen->probe->vars.items[i];
@@ -1883,7 +1911,13 @@ static void gen_prologue(struct codegen *gen)
 	gen->vars_base = -gen->fn.stack_size;
 	pid_t target = gen->sema->options->target_pid;
 	if (target) {
-		int pid = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		int pid;
+		if (gen->pid_tgid_reg >= 0) {
+			pid = ir_new_vreg(&gen->fn);
+			ir_mov(&gen->fn, pid, gen->pid_tgid_reg);
+		} else {
+			pid = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		}
 		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
 		ir_jump_if_imm(&gen->fn, BPF_JNE, pid, target, gen->exit_label);
 	}

@@ -42,6 +42,7 @@ struct codegen {
 	VEC(struct ir_function) subprograms; /* callbacks of for-map loops and len() */
 	/* Inside a callback the probe's scratch variables live in the caller's
 	 * frame and are reached through the callback's context pointer. */
+	int pid_tgid_reg;          /* bpf_get_current_pid_tgid() taken once in the prologue, or -1 */
 	bool in_callback;
 	int outer_vars_reg;        /* vreg holding that pointer */
 	int outer_vars_base;       /* caller's r10 offset the pointer stands for */

@@ -42,6 +42,14 @@ static void lay_out_maps(struct program *program)
 			map->value_size = 8;
 		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
 									 : BPF_MAP_TYPE_HASH;
+		/* a keyless count() is one per-CPU slot: an array's lookup is
+		 * inlined by the verifier, and like bpftrace it prints `@: 0`
+		 * before its first event and after clear() */
+		if (map->value_type->kind == TYPE_COUNT && !map->key_type) {
+			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
+			map->key_size = 4;
+			map->max_entries = 1;
+		}
 		if (bucketed && map->max_entries < 64 * 16)
 			map->max_entries = 4096 * 4;
 	}

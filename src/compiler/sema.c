@@ -865,8 +865,15 @@ static void check_map_read(struct sema *sema, struct node *node)
 	if (!map)
 		return;
 	if (!map->value_type) {
-		if (sema->report)
+		if (sema->report && sema->skipped_blocks) {
+			/* its writer was in a skipped block: the map just stays empty */
+			diag_warning(sema->diag, node->loc, "map %s is only assigned in skipped probes; "
+				     "it stays empty", map->name);
+			map->value_type = type_int(8, true);
+			node->type = map->value_type;
+		} else if (sema->report) {
 			error_at(sema, node->loc, "map %s is read but never assigned", map->name);
+		}
 		return;
 	}
 	enum type_kind kind = map->value_type->kind;
@@ -1328,10 +1335,12 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	/* blocks whose every probe was skipped take no further part */
 	int kept = 0;
 	for (int i = 0; i < sema->probes.count; i++) {
-		if (sema->probes.items[i].points.count > 0)
+		if (sema->probes.items[i].points.count > 0) {
 			sema->probes.items[kept++] = sema->probes.items[i];
-		else
+		} else {
 			free(sema->probes.items[i].points.items);
+			sema->skipped_blocks++;
+		}
 	}
 	sema->probes.count = kept;
 	if (sema->probes.count == 0) {
@@ -1348,7 +1357,9 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
 	for (int i = 0; i < sema->program->maps.count; i++) {
 		struct map_desc *map = &sema->program->maps.items[i];
-		if (map->role == MAP_ROLE_USER && !map->value_type) {
+		if (map->role == MAP_ROLE_USER && !map->value_type && sema->skipped_blocks) {
+			map->value_type = type_int(8, true);
+		} else if (map->role == MAP_ROLE_USER && !map->value_type) {
 			diag_error(sema->diag, sema->map_first_use.items[i], "map %s is used but never assigned a value",
 				   map->name);
 			sema->error_count++;

@@ -36,6 +36,7 @@ struct sema {
 	VEC(struct src_loc) map_first_use;  /* by map id: where each user map first appears */
 	struct probe_info *probe;
 	struct probe_point *point;
+	int skipped_blocks;  /* action blocks left out because none of their probes exist here */
 	bool needs_stacks;   /* some probe takes kstack/ustack: the program needs a stack map */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */

@@ -106,6 +106,8 @@ static bool events_map_is_percpu(const struct map_desc *map)
 /* clear(@m): delete every key. Taking the first key again after each delete
  * avoids iterating over a map that is changing under us; the bound stops a
  * probe that keeps inserting from holding us here forever. */
+static void events_zero_map(struct event_loop *loop, const struct map_desc *map);
+
 static void events_clear_map(struct event_loop *loop, const struct map_desc *map)
 {
 	void *key = xcalloc(1, map->key_size ? map->key_size : 1);
@@ -114,6 +116,7 @@ static void events_clear_map(struct event_loop *loop, const struct map_desc *map
 	if (map->bpf_map_type == BPF_MAP_TYPE_ARRAY || map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY) {
 		/* Arrays cannot lose keys; clearing them means zeroing. */
 		free(key);
+		events_zero_map(loop, map);
 		return;
 	}
 	while (limit-- > 0 && bpf_map_get_next_key(map->fd, NULL, key) == 0) {

@@ -601,7 +601,7 @@ static bool test_fentry_points(void)
 	written = spec("fentry:sonde_no_such_function");
 	err = fentry_expand_points(written, false, &points, &error);
 	probe_spec_free(written);
-	EXPECT(err == -ENOENT && error && strstr(error, "no BTF"), "unknown: %s", error);
+	EXPECT(err == -ESRCH && error && strstr(error, "no BTF"), "unknown: %s", error);
 	free(error);
 	return true;
 }
