@@ -1546,6 +1546,8 @@ void check_print(struct sema *sema, struct node *call)
 	check_expr(sema, what);
 	if (!what->type || what->type->kind == TYPE_NONE)
 		return;
+	if (what->type->kind == TYPE_RECORD && what->type->is_incomplete)
+		btf_complete_record(what->type);
 	if (what->type->kind == TYPE_VOID || type_is_aggregation(what->type) ||
 	    (what->type->kind == TYPE_RECORD && !what->type->btf_id) || what->type->kind == TYPE_ARRAY) {
 		error_at(sema, what->loc, "print() cannot print %s", type_name(what->type));

@@ -374,6 +374,24 @@ void btf_complete_record(struct type *record)
 
 	if (!record || record->kind != TYPE_RECORD || !record->is_incomplete)
 		return;
+	if (!record->btf_id) {
+		/* a record known only by name (btf_lazy_record): find it now */
+		struct type *found = record->record_name ? btf_type_by_name(record->record_name) : NULL;
+		record->is_incomplete = false;
+		if (!found || found->kind != TYPE_RECORD)
+			return;
+		btf_complete_record(found);
+		record->btf_id = found->btf_id;
+		record->size = found->size;
+		record->is_union = found->is_union;
+		record->field_count = found->field_count;
+		record->fields = xcalloc((size_t)found->field_count + 1, sizeof(*record->fields));
+		for (int i = 0; i < found->field_count; i++) {
+			record->fields[i] = found->fields[i];
+			record->fields[i].name = found->fields[i].name ? xstrdup(found->fields[i].name) : NULL;
+		}
+		return;
+	}
 	source = source_of(record);
 	if (!source)
 		return;
@@ -902,4 +920,12 @@ int btf_tracepoint_record(const char *name, struct type **record)
 	}
 	*record = args;
 	return 0;
+}
+
+struct type *btf_lazy_record(const char *name)
+{
+	struct type *record = type_new(TYPE_RECORD);
+	record->record_name = xstrdup(name);
+	record->is_incomplete = true;
+	return record;
 }

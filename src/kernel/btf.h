@@ -36,6 +36,11 @@ bool btf_available(void);
  * "unsigned int"... NULL when BTF has no such type. */
 struct type *btf_type_by_name(const char *name);
 
+/* A struct known only by its name ("struct __kernel_timespec"), looked up in
+ * BTF when btf_complete_record is first called on it: lets tracefs type
+ * pointer fields without loading BTF for programs that never follow them. */
+struct type *btf_lazy_record(const char *name);
+
 /* Converts the fields of a record whose is_incomplete is set. */
 void btf_complete_record(struct type *record);
 

@@ -341,7 +341,7 @@ static struct type *pointer_type(const struct field_decl *decl, bool is_user)
 	struct type *type = NULL;
 
 	if (strncmp(decl->base, "struct ", 7) == 0 || strncmp(decl->base, "union ", 6) == 0)
-		type = btf_available() ? btf_type_by_name(decl->base) : NULL;
+		type = btf_lazy_record(decl->base);
 	if (type) {
 		for (int i = 0; i < decl->pointer_depth; i++)
 			type = type_pointer(type, is_user);

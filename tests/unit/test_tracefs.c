@@ -713,7 +713,9 @@ static double now_ms(void)
 static bool plausible_hits(uint64_t hits, double elapsed_ms, double period_ms, int cpus)
 {
 	double expected = elapsed_ms / period_ms * cpus;
-	return (double)hits >= expected * 0.5 - 1 && (double)hits <= expected * 1.5 + 2 * cpus;
+	/* low bound generous: a frequency-mode (hz) event starts with a long
+	 * period that the kernel shortens over the first samples */
+	return (double)hits >= expected * 0.3 - 1 && (double)hits <= expected * 1.5 + 2 * cpus;
 }
 
 static bool test_timer_attach(void)
