@@ -50,6 +50,15 @@ static void lay_out_maps(struct program *program)
 			map->key_size = 4;
 			map->max_entries = 1;
 		}
+		/* a keyless hist/lhist: one array slot per bucket, indexed by it */
+		if (bucketed && !map->key_type) {
+			const struct type *value = map->value_type;
+			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
+			map->key_size = 4;
+			map->max_entries = value->kind == TYPE_HIST
+				? 2 + (64u << value->hist_bits)
+				: (uint32_t)((value->lhist_max - value->lhist_min) / value->lhist_step) + 2;
+		}
 		if (bucketed && map->max_entries < 64 * 16)
 			map->max_entries = 4096 * 4;
 	}

@@ -736,17 +736,34 @@ static void put_histogram(struct strbuf *sb, const struct type *type, const uint
 		strbuf_putc(sb, ']');
 }
 
+/* The bucket of a hist/lhist key: a u64 after the user key, or, for a
+ * keyless histogram kept in a per-CPU array, the u32 array index itself. */
+static uint64_t key_bucket(const unsigned char *key, int key_bytes, bool is_array)
+{
+	if (is_array) {
+		uint32_t index;
+		memcpy(&index, key, sizeof(index));
+		return index;
+	}
+	return print_read_u64(key + key_bytes);
+}
+
+struct bucket_order {
+	int key_bytes;
+	bool is_array;
+};
+
 static int compare_by_key_bytes(const void *pa, const void *pb, void *arg)
 {
 	const unsigned char *const *a = pa;
 	const unsigned char *const *b = pb;
-	int c = memcmp(*a, *b, *(const int *)arg);
+	const struct bucket_order *how = arg;
+	int c = memcmp(*a, *b, how->key_bytes);
 
 	if (c)
 		return c < 0 ? -1 : 1;
-	/* the bucket number follows the user key */
-	uint64_t bucket_a = print_read_u64(*a + *(const int *)arg);
-	uint64_t bucket_b = print_read_u64(*b + *(const int *)arg);
+	uint64_t bucket_a = key_bucket(*a, how->key_bytes, how->is_array);
+	uint64_t bucket_b = key_bucket(*b, how->key_bytes, how->is_array);
 	return bucket_a < bucket_b ? -1 : bucket_a > bucket_b;
 }
 
@@ -755,6 +772,8 @@ static void print_histograms(struct strbuf *sb, const struct map_desc *map,
 {
 	const struct type *type = map->value_type;
 	int key_bytes = user_key_size(map);
+	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	struct bucket_order how = { is_array ? 0 : key_bytes, is_array };
 	int size = histogram_size(type);
 	const unsigned char **order = xcalloc(snap->count, sizeof(*order));
 	struct print_entry *groups = xcalloc(snap->count, sizeof(*groups));
@@ -767,24 +786,32 @@ static void print_histograms(struct strbuf *sb, const struct map_desc *map,
 	 */
 	for (int i = 0; i < snap->count; i++)
 		order[i] = snapshot_key(snap, i);
-	qsort_r(order, snap->count, sizeof(*order), compare_by_key_bytes, &key_bytes);
+	if (is_array)
+		key_bytes = 0;
+	qsort_r(order, snap->count, sizeof(*order), compare_by_key_bytes, &how);
 	for (int start = 0, end; start < snap->count; start = end) {
 		struct print_entry *group = &groups[group_count++];
 		group->key = order[start];
 		for (end = start + 1; end < snap->count; end++)
 			if (memcmp(order[end], group->key, key_bytes) != 0)
 				break;
-		uint64_t highest = print_read_u64(order[end - 1] + key_bytes);
+		uint64_t highest = key_bucket(order[end - 1], key_bytes, is_array);
 		group->bucket_count = highest < (uint64_t)size ? (int)highest + 1 : size;
 		group->buckets = xcalloc(group->bucket_count, sizeof(uint64_t));
 		for (int i = start; i < end; i++) {
 			int index = (int)((order[i] - snap->keys) / snap->key_size);
-			uint64_t bucket = print_read_u64(order[i] + key_bytes);
+			uint64_t bucket = key_bucket(order[i], key_bytes, is_array);
 			uint64_t count = fold_sum(snap, snapshot_value(snap, index), 0);
 			if (bucket < (uint64_t)group->bucket_count) {
 				group->buckets[bucket] += count;
 				group->order += count;
 			}
+		}
+		/* an array has every bucket, hit or not: a histogram nothing
+		 * reached is not printed, as when it lives in a hash */
+		if (is_array && group->order == 0) {
+			free(group->buckets);
+			group_count--;
 		}
 	}
 
