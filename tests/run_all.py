@@ -352,6 +352,27 @@ def load_cases(report, group="runtime"):
 # --------------------------------------------------------------------------
 # Runtime cases: running
 
+_FEATURES = None
+
+
+def available_features():
+    """Probe types `sonde --info` reports as available on this kernel."""
+    global _FEATURES
+    if _FEATURES is None:
+        _FEATURES = set()
+        try:
+            info = subprocess.run([os.path.join(ROOT, "build", "sonde"), "--info"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            info = ""
+        for line in info.splitlines():
+            match = re.match(r"^\s+([\w/() -]+): available$", line)
+            if match:
+                _FEATURES.add(match.group(1))
+    return _FEATURES
+
+
 def unmet_need(need, testing_bpftrace):
     """Returns a reason to skip, or None."""
     parts = need.split(None, 1)
@@ -370,6 +391,11 @@ def unmet_need(need, testing_bpftrace):
     elif what == "bpftrace":
         if shutil.which("bpftrace") is None:
             return "bpftrace not installed"
+    elif what == "not-feature":
+        # for the error a kernel without the feature gives: skipped where
+        # the kernel has it (tests/vm covers that side)
+        if arg in available_features():
+            return "this kernel has " + arg
     else:
         return "unknown need " + need
     return None
@@ -877,10 +903,29 @@ def special_lost(sonde, testing_bpftrace, sanitized):
     return "FAIL", details
 
 
+def special_uprobes(sonde, testing_bpftrace, sanitized):
+    """tests/uprobe/check.sh: uprobes, uretprobes and USDT on programs it
+    builds (PIE and not, a shared library, semaphores), each check a
+    real attach with real events; all of them must pass."""
+    if testing_bpftrace:
+        return "SKIP", "sonde's own spellings and errors"
+    env = dict(os.environ, SONDE=sonde)
+    result = subprocess.run(["sh", os.path.join(TESTS, "uprobe", "check.sh")], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            timeout=600)
+    summary = re.search(r"^(\d+) passed, (\d+) failed$", result.stdout, re.M)
+    if sanitized and SANITIZER_RE.search(result.stdout):
+        return "FAIL", "sanitizer report:\n" + result.stdout
+    if result.returncode == 0 and summary and int(summary.group(2)) == 0 and int(summary.group(1)) > 0:
+        return "PASS", result.stdout
+    return "FAIL", result.stdout
+
+
 def run_special(report, args, binaries, testing_bpftrace):
     binaries = [b for b in binaries if os.path.exists(b[0]) or shutil.which(b[0])]
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
-             ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s))]
+             ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s)),
+             ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s))]
     for binary, label, sanitized in binaries:
         for name, test in tests:
             full = "%s[%s]" % (name, label)
