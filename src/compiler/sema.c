@@ -1266,6 +1266,7 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		}
 		char *error = NULL;
 		int before = probe->points.count;
+		spec->pid = sema->options->target_pid;
 		int expanded = provider->expand(spec, &probe->points, &error);
 		probe_spec_free(spec);
 		if (expanded == -ESRCH && provider->skip_missing) {

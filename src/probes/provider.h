@@ -67,6 +67,7 @@ struct probe_spec {
 	char *parts[4];        /* the ':'-separated fields after the provider */
 	int part_count;
 	struct src_loc loc;
+	pid_t pid;             /* -p target, 0 if none: usdt probes of every object it maps */
 };
 
 /* One concrete thing to attach to. */

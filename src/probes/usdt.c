@@ -353,13 +353,36 @@ static int note_to_point(struct elf_object *object, const char *path,
 	return 0;
 }
 
+/* Adds the probes of one object that match; counts them in *matched. */
+static int expand_in_object(const char *path, const char *provider_pattern, const char *name_pattern,
+			    probe_point_list *out, int *matched, int *note_count, char **error)
+{
+	struct elf_object *object;
+	stapsdt_note_list notes = { 0 };
+	int err = read_notes(path, &object, &notes, error);
+	if (err)
+		return err;
+	*note_count += notes.count;
+	for (int i = 0; i < notes.count && !err; i++) {
+		const struct stapsdt_note *note = &notes.items[i];
+		if (!wildcard_match(provider_pattern, note->provider) ||
+		    !wildcard_match(name_pattern, note->name))
+			continue;
+		err = note_to_point(object, path, note, out, error);
+		(*matched)++;
+	}
+	stapsdt_note_list_free(&notes);
+	elf_object_close(object);
+	return err;
+}
+
+/* usdt:BINARY:[PROVIDER:]NAME; with -p also usdt:*:PROVIDER:NAME and
+ * usdt:PROVIDER:NAME, which search every object the process maps. */
 static int usdt_expand(const struct probe_spec *spec, probe_point_list *out, char **error)
 {
 	const char *provider_pattern, *name_pattern;
-	struct elf_object *object;
-	stapsdt_note_list notes = { 0 };
 	char *path = NULL;
-	int err, matched = 0;
+	int err = 0, matched = 0, note_count = 0;
 
 	if (spec->part_count < 2 || spec->part_count > 3 || !spec->parts[0][0] ||
 	    !spec->parts[spec->part_count - 1][0]) {
@@ -367,8 +390,37 @@ static int usdt_expand(const struct probe_spec *spec, probe_point_list *out, cha
 				   "(e.g. usdt:/usr/bin/python3:python:function__entry)");
 		return -EINVAL;
 	}
+	bool whole_process = spec->pid &&
+			     (strcmp(spec->parts[0], "*") == 0 ||
+			      (spec->part_count == 2 && elf_resolve_binary(spec->parts[0], 0, &path) < 0));
+	free(path);
+	path = NULL;
+	if (whole_process) {
+		bool binary_given = strcmp(spec->parts[0], "*") == 0;
+		provider_pattern = spec->part_count == 3 || !binary_given ? spec->parts[spec->part_count - 2] : "*";
+		name_pattern = spec->parts[spec->part_count - 1];
+		path_list objects = { 0 };
+		if (elf_process_objects(spec->pid, &objects) < 0) {
+			*error = xasprintf("cannot read the objects mapped into process %d", (int)spec->pid);
+			return -ENOENT;
+		}
+		for (int i = 0; i < objects.count && !err; i++) {
+			char *ignored = NULL;
+			/* objects without USDT notes are simply not candidates */
+			if (expand_in_object(objects.items[i], provider_pattern, name_pattern, out,
+					     &matched, &note_count, &ignored) < 0)
+				free(ignored);
+		}
+		path_list_free(&objects);
+		if (matched == 0) {
+			*error = xasprintf("no USDT probe in process %d matches '%s:%s'", (int)spec->pid,
+					   provider_pattern, name_pattern);
+			return -ENOENT;
+		}
+		return 0;
+	}
 	if (has_wildcard(spec->parts[0])) {
-		*error = xasprintf("wildcards are not supported in the binary of a usdt probe ('%s')",
+		*error = xasprintf("wildcards in the binary of a usdt probe need -p PID ('%s')",
 				   spec->parts[0]);
 		return -EINVAL;
 	}
@@ -379,29 +431,15 @@ static int usdt_expand(const struct probe_spec *spec, probe_point_list *out, cha
 				   spec->parts[0]);
 		return -ENOENT;
 	}
-	err = read_notes(path, &object, &notes, error);
-	if (err) {
-		free(path);
-		return err;
-	}
-	for (int i = 0; i < notes.count && !err; i++) {
-		const struct stapsdt_note *note = &notes.items[i];
-		if (!wildcard_match(provider_pattern, note->provider) ||
-		    !wildcard_match(name_pattern, note->name))
-			continue;
-		err = note_to_point(object, path, note, out, error);
-		matched++;
-	}
+	err = expand_in_object(path, provider_pattern, name_pattern, out, &matched, &note_count, error);
 	if (!err && matched == 0) {
-		if (notes.count == 0)
+		if (note_count == 0)
 			*error = xasprintf("%s has no USDT probes", path);
 		else
 			*error = xasprintf("no USDT probe in %s matches '%s:%s'", path,
 					   provider_pattern, name_pattern);
 		err = -ENOENT;
 	}
-	stapsdt_note_list_free(&notes);
-	elf_object_close(object);
 	free(path);
 	return err;
 }

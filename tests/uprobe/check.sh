@@ -70,5 +70,16 @@ check "list usdt" '^usdt:build/uprobe/usdt_target:sonde_test:guarded$|^usdt:buil
 check "missing function" "function 'nosuch' not found in /bin/bash" -e 'uprobe:/bin/bash:nosuch {}'
 check "not an ELF file" '/etc/passwd is not an ELF file' -e 'uprobe:/etc/passwd:foo {}'
 
+# -p without a binary: the probes of every object the process maps
+"$OUT/usdt_target" 100 >/dev/null 2>&1 &
+target=$!
+sleep 0.2
+check "usdt in a process by -p (provider:name)" '^[0-9]+ [0-9]+$' \
+	-p "$target" -e 'usdt:sonde_test:loop { printf("%d %d\n", arg0, arg1); exit(); }'
+check "usdt in a process by -p (*:provider:name)" '^[0-9]+$' \
+	-p "$target" -e 'usdt:*:sonde_test:loop { printf("%d\n", arg0); exit(); }'
+kill "$target" 2>/dev/null
+wait "$target" 2>/dev/null
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
