@@ -1532,6 +1532,19 @@ struct value generate_len(struct codegen *gen, struct node *call)
 	return value_reg(count, call->type);
 }
 
+/* User addresses are symbolized in their process: stacks and symbols keep
+ * the current pid next to them (0 for kernel ones). */
+static void store_symbolizing_pid(struct codegen *gen, int offset, bool is_user)
+{
+	if (!is_user) {
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
+		return;
+	}
+	int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
+	ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, pid);
+}
+
 /* kstack/ustack: the stack is stored in the stack map by the kernel; the
  * value is its id (and, for user stacks, the process to symbolize in). */
 static struct value generate_stack(struct codegen *gen, struct node *call, bool is_user)
@@ -1541,13 +1554,7 @@ static struct value generate_stack(struct codegen *gen, struct node *call, bool 
 				      ARG_IMM(is_user ? BPF_F_USER_STACK : 0) };
 	int id = call_helper(gen, BPF_FUNC_get_stackid, args, 3);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, id);
-	if (is_user) {
-		int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
-		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), pid);
-	} else {
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), 0);
-	}
+	store_symbolizing_pid(gen, slot + 8, is_user);
 	return value_stack(slot, call->type);
 }
 
@@ -1565,13 +1572,7 @@ static struct value generate_symbol(struct codegen *gen, struct node *call, bool
 {
 	int slot = stack_alloc(gen, sizeof(struct symbol_value));
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, value_to_reg(gen, gen_expr(gen, call->args)));
-	if (is_user) {
-		int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
-		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), pid);
-	} else {
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(slot + 8), 0);
-	}
+	store_symbolizing_pid(gen, slot + 8, is_user);
 	return value_stack(slot, call->type);
 }
 

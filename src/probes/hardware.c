@@ -21,12 +21,7 @@
 
 extern const struct provider hardware_provider;
 
-static const struct {
-	const char *name;
-	const char *alias;       /* NULL when there is none */
-	uint64_t config;         /* enum perf_hw_id */
-	uint64_t default_count;
-} hardware_events[] = {
+static const struct perf_event_name hardware_events[] = {
 	{ "backend-stalls", NULL, PERF_COUNT_HW_STALLED_CYCLES_BACKEND, 1000000 },
 	{ "branch-instructions", "branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS, 100000 },
 	{ "branch-misses", NULL, PERF_COUNT_HW_BRANCH_MISSES, 100000 },
@@ -43,27 +38,12 @@ static const struct {
 
 static int hardware_event_index(const char *name)
 {
-	for (int i = 0; i < HARDWARE_EVENT_COUNT; i++) {
-		if (strcmp(hardware_events[i].name, name) == 0 ||
-		    (hardware_events[i].alias && strcmp(hardware_events[i].alias, name) == 0))
-			return i;
-	}
-	return -1;
+	return perf_event_name_find(hardware_events, HARDWARE_EVENT_COUNT, name);
 }
 
 static char *valid_events(void)
 {
-	struct strbuf sb;
-
-	strbuf_init(&sb);
-	for (int i = 0; i < HARDWARE_EVENT_COUNT; i++) {
-		if (i)
-			strbuf_puts(&sb, i == HARDWARE_EVENT_COUNT - 1 ? " and " : ", ");
-		strbuf_puts(&sb, hardware_events[i].name);
-		if (hardware_events[i].alias)
-			strbuf_printf(&sb, " (%s)", hardware_events[i].alias);
-	}
-	return strbuf_release(&sb);
+	return perf_event_name_list(hardware_events, HARDWARE_EVENT_COUNT);
 }
 
 /* features.c says whether there is a PMU; the errno is asked again here

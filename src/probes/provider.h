@@ -157,6 +157,19 @@ int probe_expand_timer(const struct provider *provider, const struct probe_spec 
  * fds. On failure closes what it opened and explains in *error. */
 int probe_attach_perf_event(const struct probe_point *point, struct perf_event_attr *attr,
 			    int prog_fd, fd_list *fds, char **error);
+/* A named perf event (software:, hardware:), as in a provider's table. */
+struct perf_event_name {
+	const char *name;
+	const char *alias;       /* NULL when there is none */
+	uint64_t config;         /* enum perf_sw_ids / perf_hw_id */
+	uint64_t default_count;  /* sample period when the probe gives none */
+};
+
+/* Index of name or alias in table, or -1. */
+int perf_event_name_find(const struct perf_event_name *table, int count, const char *name);
+/* "a, b (alias) and c": the names, for error messages (caller frees). */
+char *perf_event_name_list(const struct perf_event_name *table, int count);
+
 /* interval and profile: a cpu-clock perf event ticking at point->period ns
  * or point->frequency hz, on one CPU or on every CPU (point->every_cpu). */
 int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);

@@ -333,3 +333,27 @@ int probe_list_nothing(const char *pattern, bool verbose, FILE *out)
 {
 	return 0;
 }
+
+int perf_event_name_find(const struct perf_event_name *table, int count, const char *name)
+{
+	for (int i = 0; i < count; i++) {
+		if (strcmp(table[i].name, name) == 0 || (table[i].alias && strcmp(table[i].alias, name) == 0))
+			return i;
+	}
+	return -1;
+}
+
+char *perf_event_name_list(const struct perf_event_name *table, int count)
+{
+	struct strbuf sb;
+
+	strbuf_init(&sb);
+	for (int i = 0; i < count; i++) {
+		if (i)
+			strbuf_puts(&sb, i == count - 1 ? " and " : ", ");
+		strbuf_puts(&sb, table[i].name);
+		if (table[i].alias)
+			strbuf_printf(&sb, " (%s)", table[i].alias);
+	}
+	return strbuf_release(&sb);
+}

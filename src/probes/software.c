@@ -17,12 +17,7 @@
 
 extern const struct provider software_provider;
 
-static const struct {
-	const char *name;
-	const char *alias;       /* NULL when there is none */
-	uint64_t config;         /* enum perf_sw_ids */
-	uint64_t default_count;
-} software_events[] = {
+static const struct perf_event_name software_events[] = {
 	{ "alignment-faults", NULL, PERF_COUNT_SW_ALIGNMENT_FAULTS, 1 },
 	{ "bpf-output", NULL, PERF_COUNT_SW_BPF_OUTPUT, 1 },
 	{ "context-switches", "cs", PERF_COUNT_SW_CONTEXT_SWITCHES, 1000 },
@@ -40,27 +35,12 @@ static const struct {
 
 static int software_event_index(const char *name)
 {
-	for (int i = 0; i < SOFTWARE_EVENT_COUNT; i++) {
-		if (strcmp(software_events[i].name, name) == 0 ||
-		    (software_events[i].alias && strcmp(software_events[i].alias, name) == 0))
-			return i;
-	}
-	return -1;
+	return perf_event_name_find(software_events, SOFTWARE_EVENT_COUNT, name);
 }
 
 static char *valid_events(void)
 {
-	struct strbuf sb;
-
-	strbuf_init(&sb);
-	for (int i = 0; i < SOFTWARE_EVENT_COUNT; i++) {
-		if (i)
-			strbuf_puts(&sb, i == SOFTWARE_EVENT_COUNT - 1 ? " and " : ", ");
-		strbuf_puts(&sb, software_events[i].name);
-		if (software_events[i].alias)
-			strbuf_printf(&sb, " (%s)", software_events[i].alias);
-	}
-	return strbuf_release(&sb);
+	return perf_event_name_list(software_events, SOFTWARE_EVENT_COUNT);
 }
 
 static void add_point(int index, const char *written_name, const char *count_text,
