@@ -1896,7 +1896,8 @@ static void gen_prologue(struct codegen *gen)
 	 * The count includes the -p filter, which reads the pid too. */
 	gen->pid_tgid_reg = -1;
 	int pid_reads = count_pid_reads(gen->probe->node->predicate) +
-			count_pid_reads(gen->probe->node->body) + (gen->sema->options->target_pid ? 1 : 0);
+			count_pid_reads(gen->probe->node->body) +
+			(gen->sema->options->target_pid && !gen->point->provider->no_task_context ? 1 : 0);
 	if (pid_reads >= 2)
 		gen->pid_tgid_reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 	gen->exit_label = ir_new_label(&gen->fn);
@@ -1910,7 +1911,7 @@ static void gen_prologue(struct codegen *gen)
 	}
 	/* a pointer to this area is what loop callbacks receive */
 	gen->vars_base = -gen->fn.stack_size;
-	pid_t target = gen->sema->options->target_pid;
+	pid_t target = gen->point->provider->no_task_context ? 0 : gen->sema->options->target_pid;
 	if (target) {
 		int pid;
 		if (gen->pid_tgid_reg >= 0) {

@@ -20,6 +20,7 @@ static int interval_expand(const struct probe_spec *spec, probe_point_list *out,
 }
 
 const struct provider interval_provider = {
+	.no_task_context = true,
 	.name = "interval",
 	.aliases = { "i", NULL },
 	.prog_type = BPF_PROG_TYPE_PERF_EVENT,

@@ -119,6 +119,9 @@ struct provider {
 	/* A spec that matches nothing (-ESRCH from expand) is skipped with a
 	 * warning instead of failing the program: libraries differ between
 	 * machines, and tools probe functions some builds do not have. */
+	/* Runs outside any traced task (BEGIN/END, interval timers): the -p
+	 * filter on the current pid would never let it run, so it is not applied. */
+	bool no_task_context;
 	bool skip_missing;
 	int (*list)(const char *pattern, bool verbose, FILE *out);
 	/* Optional: what bpf_prog_load needs beyond prog_type for this point

@@ -61,6 +61,7 @@ static int special_list(const char *pattern, bool verbose, FILE *out)
 }
 
 const struct provider begin_provider = {
+	.no_task_context = true,
 	.name = "BEGIN",
 	.aliases = { "begin", NULL },
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,
@@ -71,6 +72,7 @@ const struct provider begin_provider = {
 };
 
 const struct provider end_provider = {
+	.no_task_context = true,
 	.name = "END",
 	.aliases = { "end", NULL },
 	.prog_type = BPF_PROG_TYPE_RAW_TRACEPOINT,

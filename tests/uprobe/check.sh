@@ -70,6 +70,18 @@ check "list usdt" '^usdt:build/uprobe/usdt_target:sonde_test:guarded$|^usdt:buil
 check "missing function" "function 'nosuch' not found in /bin/bash" -e 'uprobe:/bin/bash:nosuch {}'
 check "not an ELF file" '/etc/passwd is not an ELF file' -e 'uprobe:/etc/passwd:foo {}'
 
+# -p restricts a uprobe to one process: a second copy of the target runs
+# the same code at the same time and must not be counted
+"$OUT/target" 30 >/dev/null 2>&1 &
+first=$!
+"$OUT/target" 30 >/dev/null 2>&1 &
+second=$!
+sleep 0.2
+check "uprobe -p counts only that process" '^mine=[1-9][0-9]* others=0$' \
+	-p "$first" -e "BEGIN { @mine = 0; @others = 0; } uprobe:$OUT/target:add_numbers { if (pid == $first) { @mine++; } else { @others++; } } interval:ms:600 { printf(\"mine=%d others=%d\\n\", @mine, @others); clear(@mine); clear(@others); exit(); }"
+kill "$first" "$second" 2>/dev/null
+wait "$first" "$second" 2>/dev/null
+
 # -p without a binary: the probes of every object the process maps
 "$OUT/usdt_target" 100 >/dev/null 2>&1 &
 target=$!
