@@ -176,6 +176,12 @@ int compile_program(const struct source *source, const struct compile_options *o
 		free(probe->points.items);
 	}
 	free(sema.probes.items);
+	for (int i = 0; i < sema.skipped.count; i++) {
+		for (int j = 0; j < sema.skipped.items[i].vars.count; j++)
+			free(sema.skipped.items[i].vars.items[j].name);
+		free(sema.skipped.items[i].vars.items);
+	}
+	free(sema.skipped.items);
 	free(sema.map_first_use.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);

@@ -1340,6 +1340,8 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 			sema->probes.items[kept++] = sema->probes.items[i];
 		} else {
 			free(sema->probes.items[i].points.items);
+			sema->probes.items[i].points.items = NULL;
+			vec_push(&sema->skipped, sema->probes.items[i]);
 			sema->skipped_blocks++;
 		}
 	}
@@ -1348,8 +1350,14 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 		diag_error_noloc(sema->diag, "no probes to attach: every probe in the program was skipped");
 		return -1;
 	}
-	/* silent pass: settle map types across probes */
+	/* silent pass: settle map types across probes. Skipped blocks take part
+	 * through a stand-in point that offers every builtin, so maps they alone
+	 * write still get the types they would have had. */
 	sema->report = false;
+	struct probe_point stand_in = { .name = "(skipped)", .features = PROBE_HAS_ARGN | PROBE_HAS_RETVAL |
+					 PROBE_HAS_FUNC, .args_access = ARGS_PT_REGS, .arg_count = 16 };
+	for (int i = 0; i < sema->skipped.count; i++)
+		check_probe_body(sema, &sema->skipped.items[i], &stand_in);
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
 	sema->report = true;

@@ -37,6 +37,7 @@ struct sema {
 	struct probe_info *probe;
 	struct probe_point *point;
 	int skipped_blocks;  /* action blocks left out because none of their probes exist here */
+	VEC(struct probe_info) skipped;  /* those blocks: typed once for their maps, never compiled */
 	bool needs_stacks;   /* some probe takes kstack/ustack: the program needs a stack map */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
