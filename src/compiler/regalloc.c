@@ -264,9 +264,8 @@ static void remove_dead_definitions(struct ir_function *fn)
 		int kept = 0;
 		for (int i = 0; i < fn->insns.count; i++) {
 			const struct ir_insn *insn = &fn->insns.items[i];
-			bool defines_only = insn_writes_dst(insn) && insn->dst >= IR_FIRST_VREG &&
-					    (insn->kind != IR_INSN || BPF_CLASS(insn->code) != BPF_LDX ||
-					     insn->src == BPF_REG_10 || true);
+			/* loads have no side effect either: an unused one can go too */
+			bool defines_only = insn_writes_dst(insn) && insn->dst >= IR_FIRST_VREG;
 			if (defines_only && uses[insn->dst - IR_FIRST_VREG] == 0) {
 				changed = true;
 				continue;
