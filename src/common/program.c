@@ -5,6 +5,16 @@
 
 #include "../probes/provider.h"
 
+int program_stack_map(const struct program *program, int depth)
+{
+	for (int i = 0; i < program->maps.count; i++) {
+		const struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_STACKS && map->value_size == (uint32_t)depth * 8)
+			return map->id;
+	}
+	return -1;
+}
+
 void program_free(struct program *program)
 {
 	for (int i = 0; i < program->maps.count; i++)

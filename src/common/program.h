@@ -48,7 +48,7 @@ enum map_role {
 	MAP_ROLE_LOST,     /* PERCPU_ARRAY[1] of u64: ring-buffer records dropped */
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
 	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
-	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> up to 127 u64 return addresses */
+	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */
 };
 
 /* Written by the runtime into the config map before any probe is attached. */
@@ -140,8 +140,12 @@ struct program {
 	int lost_map_id;
 	int config_map_id;
 	int scratch_map_id;
-	int stack_map_id;           /* -1 when the program takes no stacks */
 };
+
+/* The stack map holding stacks of `depth` frames (MAP_ROLE_STACKS maps have
+ * one per depth used, as in bpftrace: a trace is hashed over the frames it
+ * keeps), or -1. */
+int program_stack_map(const struct program *program, int depth);
 
 void program_free(struct program *program);
 

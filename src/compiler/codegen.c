@@ -1550,7 +1550,7 @@ static void store_symbolizing_pid(struct codegen *gen, int offset, bool is_user)
 static struct value generate_stack(struct codegen *gen, struct node *call, bool is_user)
 {
 	int slot = stack_alloc(gen, sizeof(struct stack_value));
-	struct helper_arg args[3] = { ARG_REG(gen->ctx_reg), ARG_MAP(gen->program->stack_map_id),
+	struct helper_arg args[3] = { ARG_REG(gen->ctx_reg), ARG_MAP(program_stack_map(gen->program, call->type->stack_depth)),
 				      ARG_IMM(is_user ? BPF_F_USER_STACK : 0) };
 	int id = call_helper(gen, BPF_FUNC_get_stackid, args, 3);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, id);

@@ -80,7 +80,6 @@ int compile_program(const struct source *source, const struct compile_options *o
 	program->source = *source;
 	program->ringbuf_map_id = program->lost_map_id = -1;
 	program->config_map_id = program->scratch_map_id = -1;
-	program->stack_map_id = -1;
 	/* the lexer sees the text with C directives blanked; diagnostics still
 	 * quote the original, whose lines and columns are the same */
 	struct preprocessed pre = { 0 };
@@ -113,10 +112,10 @@ int compile_program(const struct source *source, const struct compile_options *o
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);
-		if (sema.needs_stacks)
-			program->stack_map_id = add_internal_map(program, ".stacks", MAP_ROLE_STACKS,
-								 BPF_MAP_TYPE_STACK_TRACE, 4,
-								 127 * sizeof(uint64_t), 16384);
+		for (int depth = 1; depth < 128; depth++)
+			if (sema.stack_depths[depth])
+				add_internal_map(program, ".stacks", MAP_ROLE_STACKS, BPF_MAP_TYPE_STACK_TRACE,
+						 4, (uint32_t)depth * sizeof(uint64_t), 16384);
 		/* records too big for the 512-byte BPF stack are built in a per-CPU buffer */
 		int scratch_bytes = 0;
 		for (int i = 0; i < program->events.count; i++)

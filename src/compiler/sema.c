@@ -1807,7 +1807,7 @@ static void check_stack(struct sema *sema, struct node *call, bool is_user)
 	}
 	if (sema->map_loop_depth)
 		error_at(sema, call->loc, "%s cannot be taken inside a for loop over a map", call->name);
-	sema->needs_stacks = true;
+	sema->stack_depths[type->stack_depth] = true;
 }
 
 void check_kstack(struct sema *sema, struct node *call) { check_stack(sema, call, false); }

@@ -38,7 +38,7 @@ struct sema {
 	struct probe_point *point;
 	int skipped_blocks;  /* action blocks left out because none of their probes exist here */
 	VEC(struct probe_info) skipped;  /* those blocks: typed once for their maps, never compiled */
-	bool needs_stacks;   /* some probe takes kstack/ustack: the program needs a stack map */
+	bool stack_depths[128]; /* kstack/ustack depths used: one stack map each */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */

@@ -181,7 +181,7 @@ void format_stack(struct strbuf *sb, const struct type *type, const void *data, 
 	uint64_t frames[SYMBOLS_MAX_FRAMES];
 
 	memcpy(&stack, data, sizeof(stack));
-	int count = symbols_read_stack(stack.stack_id, frames);
+	int count = symbols_read_stack(type->stack_depth, stack.stack_id, frames);
 	/* -EFAULT: there is no stack of that kind here (a kernel stack in a
 	 * user-space probe); bpftrace prints nothing for it. Other failures
 	 * (a full stack map, a hash collision) still deserve a line. */

@@ -330,7 +330,7 @@ static void run_cleanup(struct run_state *state)
 	state->target_pidfd = -1;
 	event_loop_free(state->events);
 	state->events = NULL;
-	symbols_set_stack_map(-1);
+	symbols_set_stack_map(-1, -1);
 	symbols_free();
 	load_close(state->program);
 	run_restore_signals(state);
@@ -355,8 +355,11 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	run_raise_memlock();
 	if (load_program(program, options->verbose) < 0)
 		goto fail;
-	if (program->stack_map_id >= 0)
-		symbols_set_stack_map(program->maps.items[program->stack_map_id].fd);
+	for (int i = 0; i < program->maps.count; i++) {
+		const struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_STACKS)
+			symbols_set_stack_map((int)(map->value_size / 8), map->fd);
+	}
 	if (run_write_config(program) < 0)
 		goto fail;
 	if (options->dry_run) {

@@ -37,17 +37,27 @@
 
 /* ---- stack map ---- */
 
-static int symbols_stack_map_fd = -1;
+/* fd of the stack map of each depth; -1 where the program has none */
+static int symbols_stack_map_fds[SYMBOLS_MAX_FRAMES + 1];
+static bool symbols_stack_maps_ready;
 
-void symbols_set_stack_map(int fd)
+void symbols_set_stack_map(int depth, int fd)
 {
-	symbols_stack_map_fd = fd;
+	if (!symbols_stack_maps_ready || depth < 0) {
+		for (int i = 0; i <= SYMBOLS_MAX_FRAMES; i++)
+			symbols_stack_map_fds[i] = -1;
+		symbols_stack_maps_ready = true;
+	}
+	if (depth > 0 && depth <= SYMBOLS_MAX_FRAMES)
+		symbols_stack_map_fds[depth] = fd;
 }
 
-int symbols_read_stack(int64_t stack_id, uint64_t *frames)
+int symbols_read_stack(int depth, int64_t stack_id, uint64_t *frames)
 {
 	if (stack_id < 0)
 		return stack_id < -4095 ? -EINVAL : (int)stack_id;
+	int symbols_stack_map_fd = symbols_stack_maps_ready && depth > 0 && depth <= SYMBOLS_MAX_FRAMES
+					   ? symbols_stack_map_fds[depth] : -1;
 	if (symbols_stack_map_fd < 0 || stack_id > UINT32_MAX)
 		return -ENOENT;
 

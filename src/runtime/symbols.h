@@ -39,12 +39,12 @@ int symbols_kernel(uint64_t address, struct symbol_lookup *out);
 int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out);
 
 /* Registers the program's stack map; -1 when it has none. */
-void symbols_set_stack_map(int fd);
+void symbols_set_stack_map(int depth, int fd);
 /* Reads the frames of a stack id into frames[SYMBOLS_MAX_FRAMES]. Returns
  * the number of frames (up to the first zero), or -errno: a negative id
  * (the kernel could not take the stack) is returned as is, -ENOENT when the
  * map has no such entry or no map is registered. */
-int symbols_read_stack(int64_t stack_id, uint64_t *frames);
+int symbols_read_stack(int depth, int64_t stack_id, uint64_t *frames);
 
 /* Reads kernel symbols from this file instead of /proc/kallsyms (tests);
  * NULL restores the default. Drops what was loaded before. */

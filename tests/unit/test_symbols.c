@@ -301,10 +301,10 @@ static void test_stack_ids(void)
 	uint64_t frames[SYMBOLS_MAX_FRAMES];
 	struct strbuf sb;
 
-	check_true("read_stack_negative", symbols_read_stack(-EEXIST, frames) == -EEXIST,
+	check_true("read_stack_negative", symbols_read_stack(SYMBOLS_MAX_FRAMES, -EEXIST, frames) == -EEXIST,
 		   "negative id not returned");
-	symbols_set_stack_map(-1);
-	check_true("read_stack_no_map", symbols_read_stack(3, frames) == -ENOENT,
+	symbols_set_stack_map(-1, -1);
+	check_true("read_stack_no_map", symbols_read_stack(SYMBOLS_MAX_FRAMES, 3, frames) == -ENOENT,
 		   "no map, yet a stack");
 
 	/* no kernel stack in a user-space probe: bpftrace prints nothing */
@@ -327,10 +327,12 @@ static void test_stack_ids(void)
 		skip("read_stack_missing_id", "cannot create a stack map (not root?)");
 		return;
 	}
-	symbols_set_stack_map(fd);
-	check_true("read_stack_missing_id", symbols_read_stack(5, frames) == -ENOENT,
+	symbols_set_stack_map(SYMBOLS_MAX_FRAMES, fd);
+	check_true("read_stack_missing_id", symbols_read_stack(SYMBOLS_MAX_FRAMES, 5, frames) == -ENOENT,
 		   "missing id found");
-	symbols_set_stack_map(-1);
+	check_true("read_stack_other_depth", symbols_read_stack(3, 5, frames) == -ENOENT,
+		   "a depth without a map found a stack");
+	symbols_set_stack_map(-1, -1);
 	close(fd);
 }
 
