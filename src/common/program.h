@@ -45,7 +45,8 @@ struct probe_point;
 enum map_role {
 	MAP_ROLE_USER,     /* a map named in the program: @x, @ */
 	MAP_ROLE_RINGBUF,  /* async events to user space */
-	MAP_ROLE_LOST,     /* PERCPU_ARRAY[1] of u64: ring-buffer records dropped */
+	MAP_ROLE_LOST,     /* PERCPU_ARRAY[2] of u64: [0] ring-buffer records dropped,
+			    * [1] map updates refused (a full map) */
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
 	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
 	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */

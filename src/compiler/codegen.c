@@ -110,11 +110,19 @@ static int map_lookup(struct codegen *gen, int map_id, int key_offset)
 	return call_helper(gen, BPF_FUNC_map_lookup_elem, args, 2);
 }
 
+static void count_lost(struct codegen *gen, int slot);
+
+/* An update the kernel refuses (the map is full) is counted, so the
+ * runtime can say data was dropped instead of losing it silently. */
 static void map_update(struct codegen *gen, int map_id, int key_offset, int value_offset)
 {
 	struct helper_arg args[4] = { ARG_MAP(map_id), ARG_STACK(key_offset), ARG_STACK(value_offset),
 				      ARG_IMM(BPF_ANY) };
-	call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
+	int result = call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
+	int stored = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, stored);
+	count_lost(gen, 1);
+	ir_label(&gen->fn, stored);
 }
 
 /* ---- memory helpers ---- */
@@ -268,10 +276,10 @@ static int gen_map_key(struct codegen *gen, struct node *map_node, struct map_de
 
 /* ---- lost-event accounting and ring-buffer records ---- */
 
-static void count_lost_event(struct codegen *gen)
+static void count_lost(struct codegen *gen, int slot)
 {
 	int key = stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, slot);
 	int pointer = map_lookup(gen, gen->program->lost_map_id, key);
 	int done = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, done);
@@ -295,7 +303,7 @@ static void send_record(struct codegen *gen, int record_offset, int size)
 	int result = call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
 	int sent = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
-	count_lost_event(gen);
+	count_lost(gen, 0);
 	ir_label(&gen->fn, sent);
 }
 
@@ -1408,7 +1416,7 @@ struct value generate_join(struct codegen *gen, struct node *call)
 					ARG_IMM(event->record_size), ARG_IMM(0) };
 	int result = call_helper(gen, BPF_FUNC_ringbuf_output, output, 4);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, done);
-	count_lost_event(gen);
+	count_lost(gen, 0);
 	ir_label(&gen->fn, done);
 	return value_none();
 }

@@ -26,7 +26,7 @@
 #include "../kernel/btf.h"
 #include "functions.h"
 
-#define MAX_MAP_ENTRIES 4096
+#define MAX_MAP_ENTRIES 4096 /* bpftrace's default too; SONDE_MAX_MAP_ENTRIES overrides */
 
 static void check_expr(struct sema *sema, struct node *node);
 static void check_stmts(struct sema *sema, struct node *list);
@@ -70,6 +70,13 @@ static int count_list(const struct node *list)
 
 /* ---- maps ---- */
 
+static uint32_t max_map_entries(void)
+{
+	const char *text = getenv("SONDE_MAX_MAP_ENTRIES");
+	long entries = text ? strtol(text, NULL, 0) : 0;
+	return entries > 0 && entries <= (1L << 24) ? (uint32_t)entries : MAX_MAP_ENTRIES;
+}
+
 static struct map_desc *map_for(struct sema *sema, struct node *map_node)
 {
 	struct program *program = sema->program;
@@ -85,7 +92,7 @@ static struct map_desc *map_for(struct sema *sema, struct node *map_node)
 		.name = xstrdup(map_node->name),
 		.role = MAP_ROLE_USER,
 		.fd = -1,
-		.max_entries = MAX_MAP_ENTRIES,
+		.max_entries = max_map_entries(),
 	};
 	vec_push(&program->maps, map);
 	while (sema->map_first_use.count <= map.id)

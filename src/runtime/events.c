@@ -54,6 +54,7 @@ struct event_loop {
 	int cpu_count;
 	uint64_t *lost_values;       /* one per possible CPU */
 	uint64_t lost_reported;      /* sum already reported */
+	uint64_t refused_reported;   /* map updates refused (full maps), already reported */
 	int lost_reports;
 	uint64_t lost_checked_ns;
 	bool batch_limited;          /* inside event_loop_poll: honour the budget */
@@ -398,6 +399,20 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	 * the reader need not add them up. */
 	if (at_exit && loop->lost_reports > 1)
 		fprintf(stderr, "Lost %llu events in total\n", (unsigned long long)total);
+
+	/* slot 1: map updates the kernel refused because the map was full */
+	key = 1;
+	uint64_t refused = 0;
+	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+		refused += loop->lost_values[cpu];
+	if (refused > loop->refused_reported) {
+		fprintf(stderr, "Lost %llu map updates: a map is full (raise SONDE_MAX_MAP_ENTRIES, "
+			"now %s)\n", (unsigned long long)(refused - loop->refused_reported),
+			getenv("SONDE_MAX_MAP_ENTRIES") ? getenv("SONDE_MAX_MAP_ENTRIES") : "4096");
+		loop->refused_reported = refused;
+	}
 }
 
 int event_loop_poll(struct event_loop *loop, int timeout_ms)
