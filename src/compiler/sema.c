@@ -563,6 +563,12 @@ static void check_positional(struct sema *sema, struct node *node)
 	int index = (int)node->int_value;
 	int64_t value = positional_int(sema, node, &is_number);
 	node->is_constant = true;
+	if (index < 1) {
+		error_at(sema, node->loc, "$%d is not a positional parameter: they are numbered from $1",
+			 index);
+		node->type = type_none();
+		return;
+	}
 	if (index > sema->options->positional_count) {
 		/* bpftrace treats a missing positional parameter as 0 / "" */
 		node->type = type_int(8, true);
@@ -1241,6 +1247,11 @@ static void check_stmts(struct sema *sema, struct node *list)
 
 static void check_probe_body(struct sema *sema, struct probe_info *probe, struct probe_point *point)
 {
+	/* variables are re-learned on every pass: one known from an earlier
+	 * pass must not hide a use before its assignment */
+	for (int i = 0; i < probe->vars.count; i++)
+		free(probe->vars.items[i].name);
+	probe->vars.count = 0;
 	sema->probe = probe;
 	sema->point = point;
 	sema->loop_depth = 0;

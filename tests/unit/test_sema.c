@@ -93,6 +93,10 @@ static const struct sema_case cases[] = {
 	  "stdin:1:37: error: cannot iterate over @c: it holds per-CPU count() values; print() it instead" },
 	{ "positional not number", "BEGIN { printf(\"%d\\n\", $1); }",
 	  "stdin:1:24: error: $1 is 'abc', not a number; use str($1) for text" },
+	{ "positional zero", "BEGIN { $i = $0; }",
+	  "stdin:1:14: error: $0 is not a positional parameter: they are numbered from $1" },
+	{ "variable used in its own definition", "BEGIN { $t = (1, \"two\", $t / 5); }",
+	  "stdin:1:25: error: $t is used before it is assigned" },
 	/* programs that must compile */
 	{ "valid counts", "tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }", NULL },
 	{ "valid tuple key", "BEGIN { @x[1, \"a\"] = (1, \"b\"); @x[2, \"bb\"] = (3, \"cc\"); }", NULL },
