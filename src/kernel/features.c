@@ -141,10 +141,16 @@ static bool perf_link_unsupported;
 int perf_event_attach(struct perf_event_attr *attr, int cpu, int prog_fd, int fds[2],
 		      const char **step)
 {
+	return perf_event_attach_task(attr, -1, cpu, prog_fd, fds, step);
+}
+
+int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int prog_fd, int fds[2],
+			   const char **step)
+{
 	int perf_fd, link_fd = -1, err;
 
 	fds[0] = fds[1] = -1;
-	perf_fd = perf_event_open_fd(attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	perf_fd = perf_event_open_fd(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (perf_fd < 0) {
 		*step = "perf_event_open";
 		return perf_fd;

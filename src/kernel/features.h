@@ -77,5 +77,8 @@ int online_cpus(int **cpus);
  */
 int perf_event_attach(struct perf_event_attr *attr, int cpu, int prog_fd, int fds[2],
 		      const char **step);
+/* The same for one task (pid > 0, cpu -1) or every task (pid -1, one cpu). */
+int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int prog_fd, int fds[2],
+			   const char **step);
 
 #endif

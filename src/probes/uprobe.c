@@ -295,51 +295,13 @@ static int pmu_format_bit(const char *field)
 	return bit;
 }
 
-/* Opens the perf event (pid's only, or every process) and runs prog_fd on it. */
+/* Opens the perf event (pid's only, or every process) and runs prog_fd on it.
+ * A uprobe perf event for every task sits on one CPU but fires on all: the
+ * program hangs off the probe, not the CPU's event. */
 static int open_and_attach(struct perf_event_attr *attr, pid_t pid, int prog_fd, int fds[2],
 			   const char **step)
 {
-	static bool perf_link_unsupported;
-	int perf_fd, link_fd = -1, err;
-
-	/* A uprobe perf event for every task sits on one CPU but fires on
-	 * all: the program hangs off the probe, not the CPU's event. */
-	perf_fd = perf_event_open_fd(attr, pid > 0 ? pid : -1, pid > 0 ? -1 : 0, -1,
-				     PERF_FLAG_FD_CLOEXEC);
-	if (perf_fd < 0) {
-		*step = "perf_event_open";
-		return perf_fd;
-	}
-	if (!perf_link_unsupported) {
-		link_fd = bpf_link_create(prog_fd, perf_fd, BPF_PERF_EVENT, NULL);
-		if (link_fd < 0) {
-			err = -errno;
-			if (err != -EINVAL && err != -EOPNOTSUPP) {
-				*step = "bpf_link_create";
-				close(perf_fd);
-				return err;
-			}
-			perf_link_unsupported = true;
-			link_fd = -1;
-		}
-	}
-	if (link_fd < 0 && ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0) {
-		err = -errno;
-		*step = "attaching the BPF program";
-		close(perf_fd);
-		return err;
-	}
-	if (ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		err = -errno;
-		*step = "enabling the perf event";
-		if (link_fd >= 0)
-			close(link_fd);
-		close(perf_fd);
-		return err;
-	}
-	fds[0] = perf_fd;
-	fds[1] = link_fd;
-	return 0;
+	return perf_event_attach_task(attr, pid > 0 ? pid : -1, pid > 0 ? -1 : 0, prog_fd, fds, step);
 }
 
 int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog_fd,
