@@ -174,20 +174,7 @@ static int hardware_attach(const struct probe_point *point, int prog_fd, fd_list
  * alias "h:" and may leave out the trailing colon. */
 static int hardware_list(const char *pattern, bool verbose, FILE *out)
 {
-	char *full = !pattern ? xstrdup("*")
-		     : strncmp(pattern, "h:", 2) == 0 ? xasprintf("hardware:%s", pattern + 2)
-						       : xstrdup(pattern);
-
-	for (int i = 0; i < HARDWARE_EVENT_COUNT; i++) {
-		char *name = xasprintf("hardware:%s:", hardware_events[i].name);
-		bool match = wildcard_match(full, name);
-		name[strlen(name) - 1] = '\0';
-		match = match || wildcard_match(full, name);
-		if (match)
-			fprintf(out, "%s:\n", name);
-		free(name);
-	}
-	free(full);
+	perf_event_name_print(hardware_events, HARDWARE_EVENT_COUNT, "hardware", "h", pattern, out);
 	return 0;
 }
 

@@ -172,6 +172,10 @@ struct perf_event_name {
 int perf_event_name_find(const struct perf_event_name *table, int count, const char *name);
 /* "a, b (alias) and c": the names, for error messages (caller frees). */
 char *perf_event_name_list(const struct perf_event_name *table, int count);
+/* -l for such a table: "provider:event:" lines, as bpftrace prints them; the
+ * pattern may use the alias prefix and leave out the trailing colon. */
+void perf_event_name_print(const struct perf_event_name *table, int count, const char *provider,
+			   const char *alias, const char *pattern, FILE *out);
 
 /* interval and profile: a cpu-clock perf event ticking at point->period ns
  * or point->frequency hz, on one CPU or on every CPU (point->every_cpu). */

@@ -357,3 +357,24 @@ char *perf_event_name_list(const struct perf_event_name *table, int count)
 	}
 	return strbuf_release(&sb);
 }
+
+void perf_event_name_print(const struct perf_event_name *table, int count, const char *provider,
+			   const char *alias, const char *pattern, FILE *out)
+{
+	size_t alias_length = strlen(alias);
+	char *full = !pattern ? xstrdup("*")
+		     : strncmp(pattern, alias, alias_length) == 0 && pattern[alias_length] == ':'
+			     ? xasprintf("%s%s", provider, pattern + alias_length)
+			     : xstrdup(pattern);
+
+	for (int i = 0; i < count; i++) {
+		char *name = xasprintf("%s:%s:", provider, table[i].name);
+		bool match = wildcard_match(full, name);
+		name[strlen(name) - 1] = '\0';
+		match = match || wildcard_match(full, name);
+		if (match)
+			fprintf(out, "%s:\n", name);
+		free(name);
+	}
+	free(full);
+}

@@ -135,20 +135,7 @@ static int software_attach(const struct probe_point *point, int prog_fd, fd_list
  * out the trailing colon. */
 static int software_list(const char *pattern, bool verbose, FILE *out)
 {
-	char *full = !pattern ? xstrdup("*")
-		     : strncmp(pattern, "s:", 2) == 0 ? xasprintf("software:%s", pattern + 2)
-						       : xstrdup(pattern);
-
-	for (int i = 0; i < SOFTWARE_EVENT_COUNT; i++) {
-		char *name = xasprintf("software:%s:", software_events[i].name);
-		bool match = wildcard_match(full, name);
-		name[strlen(name) - 1] = '\0';
-		match = match || wildcard_match(full, name);
-		if (match)
-			fprintf(out, "%s:\n", name);
-		free(name);
-	}
-	free(full);
+	perf_event_name_print(software_events, SOFTWARE_EVENT_COUNT, "software", "s", pattern, out);
 	return 0;
 }
 
