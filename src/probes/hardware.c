@@ -68,16 +68,7 @@ static char *unavailable_message(void)
 static void add_point(int index, const char *written_name, const char *count_text,
 		      uint64_t count, probe_point_list *out)
 {
-	char *name = count_text ? xasprintf("hardware:%s:%s", written_name, count_text)
-				: xasprintf("hardware:%s", written_name);
-	struct probe_point *point = probe_point_new(&hardware_provider, name);
-
-	free(name);
-	point->target = xstrdup(hardware_events[index].name);
-	point->period = count ? count : hardware_events[index].default_count;
-	point->every_cpu = true;
-	point->args_access = ARGS_NONE;
-	vec_push(out, point);
+	perf_event_name_point(&hardware_provider, hardware_events, index, written_name, count_text, count, out);
 }
 
 static int hardware_expand(const struct probe_spec *spec, probe_point_list *out, char **error)

@@ -172,6 +172,11 @@ struct perf_event_name {
 int perf_event_name_find(const struct perf_event_name *table, int count, const char *name);
 /* "a, b (alias) and c": the names, for error messages (caller frees). */
 char *perf_event_name_list(const struct perf_event_name *table, int count);
+/* Appends the per-CPU sampling point for table[index], named as written
+ * ("software:cs:10"); count 0 means the table's default period. */
+void perf_event_name_point(const struct provider *provider, const struct perf_event_name *table,
+			   int index, const char *written_name, const char *count_text,
+			   uint64_t count, probe_point_list *out);
 /* -l for such a table: "provider:event:" lines, as bpftrace prints them; the
  * pattern may use the alias prefix and leave out the trailing colon. */
 void perf_event_name_print(const struct perf_event_name *table, int count, const char *provider,

@@ -378,3 +378,19 @@ void perf_event_name_print(const struct perf_event_name *table, int count, const
 	}
 	free(full);
 }
+
+void perf_event_name_point(const struct provider *provider, const struct perf_event_name *table,
+			   int index, const char *written_name, const char *count_text,
+			   uint64_t count, probe_point_list *out)
+{
+	char *name = count_text ? xasprintf("%s:%s:%s", provider->name, written_name, count_text)
+				: xasprintf("%s:%s", provider->name, written_name);
+	struct probe_point *point = probe_point_new(provider, name);
+
+	free(name);
+	point->target = xstrdup(table[index].name);
+	point->period = count ? count : table[index].default_count;
+	point->every_cpu = true;
+	point->args_access = ARGS_NONE;
+	vec_push(out, point);
+}

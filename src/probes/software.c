@@ -46,16 +46,7 @@ static char *valid_events(void)
 static void add_point(int index, const char *written_name, const char *count_text,
 		      uint64_t count, probe_point_list *out)
 {
-	char *name = count_text ? xasprintf("software:%s:%s", written_name, count_text)
-				: xasprintf("software:%s", written_name);
-	struct probe_point *point = probe_point_new(&software_provider, name);
-
-	free(name);
-	point->target = xstrdup(software_events[index].name);
-	point->period = count ? count : software_events[index].default_count;
-	point->every_cpu = true;
-	point->args_access = ARGS_NONE;
-	vec_push(out, point);
+	perf_event_name_point(&software_provider, software_events, index, written_name, count_text, count, out);
 }
 
 static int software_expand(const struct probe_spec *spec, probe_point_list *out, char **error)
