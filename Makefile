@@ -9,9 +9,14 @@ PREFIX  ?= /usr/local
 
 SRCS     := $(sort $(wildcard src/*.c src/*/*.c))
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
-OBJS     := $(SRCS:%.c=build/obj/%.o)
-LIB_OBJS := $(LIB_SRCS:%.c=build/obj/%.o)
-ASAN_OBJS:= $(SRCS:%.c=build/asan/obj/%.o)
+# The tools (tools/*.bt) are embedded: build/gen/tools.S pulls each file in
+# with .incbin, build/gen/tool_table.c lists them for src/toolkit/.
+TOOLS    := $(sort $(wildcard tools/*.bt))
+TOOL_NAMES := $(TOOLS:tools/%.bt=%)
+GEN_OBJS := build/obj/gen/tools.o build/obj/gen/tool_table.o
+OBJS     := $(SRCS:%.c=build/obj/%.o) $(GEN_OBJS)
+LIB_OBJS := $(LIB_SRCS:%.c=build/obj/%.o) $(GEN_OBJS)
+ASAN_OBJS:= $(SRCS:%.c=build/asan/obj/%.o) $(GEN_OBJS:build/obj/%=build/asan/obj/%)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
@@ -27,6 +32,39 @@ build/sonde: $(OBJS)
 build/obj/%.o: %.c $(wildcard src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
+
+build/gen/tools.S: $(TOOLS) Makefile
+	@mkdir -p $(dir $@)
+	@{ echo '	.section .rodata'; \
+	  for t in $(TOOL_NAMES); do \
+	    echo "	.global tool_text_$$t"; echo "tool_text_$$t:"; \
+	    echo "	.incbin \"tools/$$t.bt\""; echo '	.byte 0'; \
+	  done; \
+	  echo '	.section .note.GNU-stack,"",@progbits'; } > $@
+
+build/gen/tool_table.c: $(TOOLS) Makefile
+	@mkdir -p $(dir $@)
+	@{ echo '#include "toolkit/tool.h"'; \
+	  for t in $(TOOL_NAMES); do echo "extern const char tool_text_$$t[];"; done; \
+	  echo 'const struct tool tool_table[] = {'; \
+	  for t in $(TOOL_NAMES); do echo "	{ \"$$t\", tool_text_$$t },"; done; \
+	  echo '	{ 0, 0 },'; echo '};'; } > $@
+
+build/obj/gen/%.o: build/gen/%.S
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
+
+build/asan/obj/gen/%.o: build/gen/%.S
+	@mkdir -p $(dir $@)
+	$(CC) -c -o $@ $<
+
+build/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-prototypes -c -o $@ $<
+
+build/asan/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -Wno-missing-prototypes -c -o $@ $<
 
 asan: build/asan/sonde
 build/asan/sonde: $(ASAN_OBJS)

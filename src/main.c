@@ -36,6 +36,7 @@
 #include "kernel/features.h"
 #include "probes/provider.h"
 #include "runtime/runtime.h"
+#include "toolkit/tool.h"
 
 #define SONDE_VERSION "0.1.0"
 #define MAX_STRLEN_DEFAULT 64
@@ -63,6 +64,10 @@ struct cli {
 	bool dry_run;
 	bool dump;
 	int verbose;
+	/* set by tools (src/toolkit/) */
+	const struct predefined_macro *macros; /* option values, as preprocessor macros */
+	int macro_count;
+	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
 };
 
 static const char usage_text[] =
@@ -70,6 +75,7 @@ static const char usage_text[] =
 	"       sonde [options] program-file [args...]\n"
 	"       sonde [options] - [args...]       (program read from stdin)\n"
 	"       sonde -l [-v] [pattern]\n"
+	"       sonde TOOL [tool options]        (sonde tools lists them)\n"
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
 	"program are its positional parameters $1..$N.\n"
@@ -422,25 +428,82 @@ static void list_program_probes(const struct program *program)
 	}
 }
 
+/*
+ * The pipeline, for a program given as text (or NULL: read it as cli says):
+ * compile, then run. Frees text.
+ */
+static int run_program(const struct cli *cli, char *text, const char *filename);
+
+/*
+ * `sonde TOOL [options]` (or a link named TOOL): the tool's command line
+ * gives its program, macros and settings; the pipeline is the same.
+ */
+static int run_tool(const struct tool *tool, int argc, char **argv)
+{
+	struct tool_run run;
+	struct strbuf notes;
+	char *error = NULL;
+	int status;
+
+	strbuf_init(&notes);
+	status = tool_configure(tool, argc, argv, &run, &notes, &error);
+	if (status < 0) {
+		fprintf(stderr, "%s: %s\n", tool->name, error);
+		free(error);
+		strbuf_free(&notes);
+		tool_run_free(&run);
+		return 1;
+	}
+	if (run.help || run.source || run.man) {
+		if (run.help)
+			tool_print_help(&run.header, stdout);
+		else if (run.source)
+			fputs(tool->text, stdout);
+		else
+			tool_print_man(&run.header, stdout);
+		strbuf_free(&notes);
+		tool_run_free(&run);
+		return 0;
+	}
+	if (run.verbose && notes.data)
+		fputs(notes.data, stderr);
+	strbuf_free(&notes);
+
+	struct cli cli;
+
+	memset(&cli, 0, sizeof(cli));
+	cli.json = run.json;
+	cli.dry_run = run.dry_run;
+	cli.verbose = run.verbose > 1 ? run.verbose - 1 : 0;
+	cli.macros = run.macros.items;
+	cli.macro_count = run.macros.count;
+	cli.watch_pid = run.watch_pid;
+	main_verbose_level = cli.verbose;
+	status = run_program(&cli, xstrdup(tool->text), tool->name);
+	tool_run_free(&run);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
-	struct compile_options compile_options;
-	struct runtime_options runtime_options;
-	struct source source;
-	struct program program;
-	struct diag diag;
-	char *text = NULL;
-	FILE *out = stdout;
-	pid_t target_pid = 0, child_pid = 0;
-	int release_fd = -1;
-	int max_strlen;
-	int status = 1;
+	const char *invoked = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+	const struct tool *tool;
+
+	libbpf_set_print(main_libbpf_print);
+	/* a link named after a tool runs it; so does `sonde TOOL` */
+	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
+		return run_tool(tool, argc, argv);
+	if (argc > 1 && strcmp(argv[1], "tools") == 0) {
+		tool_print_list(stdout);
+		return 0;
+	}
+	if (argc > 1 && (tool = tool_find(argv[1])))
+		return run_tool(tool, argc - 1, argv + 1);
 
 	memset(&cli, 0, sizeof(cli));
 	parse_cli(argc, argv, &cli);
 	main_verbose_level = cli.verbose;
-	libbpf_set_print(main_libbpf_print);
 
 	if (cli.list && !cli.program_text) {
 		struct stat file_status;
@@ -454,12 +517,32 @@ int main(int argc, char **argv)
 		cli.arg_count--;
 	}
 
-	if (parse_max_strlen(&max_strlen) < 0)
-		return 1;
-	if (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)
-		return 1;
+	return run_program(&cli, NULL, NULL);
+}
 
-	if (cli.program_text) {
+static int run_program(const struct cli *cli_in, char *text, const char *filename)
+{
+	struct cli cli = *cli_in;
+	struct compile_options compile_options;
+	struct runtime_options runtime_options;
+	struct source source;
+	struct program program;
+	struct diag diag;
+	FILE *out = stdout;
+	pid_t target_pid = 0, child_pid = 0;
+	int release_fd = -1;
+	int max_strlen;
+	int status = 1;
+
+	if (parse_max_strlen(&max_strlen) < 0 ||
+	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
+		free(text);
+		return 1;
+	}
+
+	if (text) {
+		source.filename = filename;
+	} else if (cli.program_text) {
 		text = xstrdup(cli.program_text);
 		source.filename = "stdin";
 	} else if (strcmp(cli.program_path, "-") == 0) {
@@ -497,6 +580,8 @@ int main(int argc, char **argv)
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
 	compile_options.dump = cli.dump ? stderr : NULL;
+	compile_options.macros = cli.macros;
+	compile_options.macro_count = cli.macro_count;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);
@@ -535,7 +620,7 @@ int main(int argc, char **argv)
 	runtime_options.verbose = cli.verbose;
 	runtime_options.child_pid = child_pid;
 	runtime_options.child_release_fd = release_fd;
-	runtime_options.target_pid = target_pid;
+	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 	if (out != stdout && fclose(out) != 0) {

@@ -248,7 +248,9 @@ def run_unit(report, args):
 LIST_KEYS = ("env", "needs")
 BLOCK_KEYS = ("prog", "script", "stdin", "stdout", "stderr")
 SCALAR_KEYS = ("prog", "script", "args", "opts", "posargs", "run", "target", "start",
-               "stop", "match", "exit", "timeout", "flags", "output", "stdin")
+               "stop", "match", "exit", "timeout", "flags", "output", "stdin",
+               # toolsdiff cases
+               "tool", "oracle", "oracle-skip", "header", "marker", "vary")
 
 
 class Case:
@@ -318,7 +320,8 @@ def parse_case_file(path):
     if block is not None:
         finish_block(case, block)
     for c in cases:
-        if "prog" not in c.fields and "script" not in c.fields and "args" not in c.fields:
+        if "prog" not in c.fields and "script" not in c.fields and "args" not in c.fields \
+                and "tool" not in c.fields:
             raise CaseFileError("%s:%d: case %s has no prog, script or args"
                                 % (os.path.relpath(path, ROOT), c.line, c.name))
     return cases
@@ -1136,9 +1139,120 @@ def run_vm(report, args, sonde, testing_bpftrace):
 
 # --------------------------------------------------------------------------
 
+# --------------------------------------------------------------------------
+# Tools against libbpf-tools
+def tokens_with_starts(line):
+    return [(m.start(), m.group()) for m in re.finditer(r"\S+", line)]
+
+
+def compare_tool_lines(ours, theirs, vary):
+    """Problems between two output lines of the same event: every column
+    equal but those in `vary`, and the columns starting at the same place
+    as long as nothing before them varied in width."""
+    a, b = tokens_with_starts(ours), tokens_with_starts(theirs)
+    if len(a) != len(b):
+        return ["%d columns, libbpf-tools %d" % (len(a), len(b))]
+    problems = []
+    aligned = True
+    for index, ((start_a, text_a), (start_b, text_b)) in enumerate(zip(a, b)):
+        if index not in vary and text_a != text_b:
+            problems.append("column %d is %r, libbpf-tools %r" % (index, text_a, text_b))
+        if aligned and start_a != start_b:
+            problems.append("column %d starts at %d, libbpf-tools at %d" % (index, start_a, start_b))
+        if len(text_a) != len(text_b):
+            aligned = False
+    return problems
+
+
+def run_toolsdiff_case(case, sonde):
+    """Runs `sonde TOOL ARGS` and the libbpf-tools binary side by side under
+    one workload; compares header lines and the lines of the marked events."""
+    for need in case.needs:
+        reason = unmet_need(need, False)
+        if reason:
+            return "SKIP", reason
+    tmp = tempfile.mkdtemp(prefix="sonde-toolsdiff-")
+    try:
+        values = {"tmp": tmp, "root": ROOT, "tools": TOOLS_BUILD, "sonde": os.path.abspath(sonde)}
+        tool_words = shlex.split(substitute(case.field("tool"), values))
+        oracle = shlex.split(substitute(case.field("oracle", "/usr/sbin/" + " ".join(tool_words)),
+                                        values))
+        if not os.path.exists(oracle[0]):
+            return "SKIP", "no " + oracle[0]
+        ours = Process([values["sonde"]] + tool_words, cwd=tmp)
+        theirs = Process(oracle, cwd=tmp)
+        timeout = float(case.field("timeout", "20"))
+        ours.attached.wait(timeout=timeout / 2)
+        time.sleep(float(case.field("start", "2")))
+        problems = []
+        run_cmd = case.field("run")
+        if run_cmd:
+            gen = subprocess.run(["sh", "-c", substitute(run_cmd, values)], cwd=tmp,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                 timeout=timeout / 2)
+            if gen.returncode != 0:
+                problems.append("generator exited %d: %s" % (
+                    gen.returncode, gen.stderr.decode("utf-8", "replace").strip()))
+        time.sleep(float(case.field("stop", "1")))
+        for proc in (ours, theirs):
+            proc.interrupt()
+        for proc in (ours, theirs):
+            proc.wait(timeout / 2)
+        our_lines = [l.rstrip() for l in ours.stdout().split("\n")]
+        their_lines = [l.rstrip() for l in theirs.stdout().split("\n")]
+        headers = int(case.field("header", "1"))
+        header_skip = int(case.field("oracle-skip", "0"))
+        for i in range(headers):
+            a = our_lines[i] if i < len(our_lines) else "(none)"
+            b = their_lines[header_skip + i] if header_skip + i < len(their_lines) else "(none)"
+            if a != b:
+                problems.append("header line %d: %r, libbpf-tools %r" % (i + 1, a, b))
+        marker = re.compile(substitute(case.field("marker"), values))
+        vary = {int(x) for x in case.field("vary", "").replace(",", " ").split()}
+        our_marked = [l for l in our_lines if marker.search(l)]
+        their_marked = [l for l in their_lines if marker.search(l)]
+        if not our_marked:
+            problems.append("sonde printed no line matching %r" % marker.pattern)
+        if not their_marked:
+            problems.append("libbpf-tools printed no line matching %r" % marker.pattern)
+        if len(our_marked) != len(their_marked):
+            problems.append("%d marked lines, libbpf-tools %d" % (len(our_marked), len(their_marked)))
+        for a, b in zip(our_marked, their_marked):
+            problems += ["%s\n        sonde:        %s\n        libbpf-tools: %s" % (p, a, b)
+                         for p in compare_tool_lines(a, b, vary)]
+        if not problems:
+            return "PASS", ""
+        return "FAIL", "\n".join(["    command: %s" % " ".join(tool_words),
+                                   "    oracle:  %s" % " ".join(oracle)] +
+                                  ["    " + p for p in problems] +
+                                  ["    sonde stdout:", indent(ours.stdout()[-3000:]),
+                                   "    sonde stderr:", indent(ours.stderr()[-2000:]),
+                                   "    libbpf-tools stdout:", indent(theirs.stdout()[-3000:]),
+                                   "    libbpf-tools stderr:", indent(theirs.stderr()[-2000:])])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run_toolsdiff(report, args, sonde):
+    cases = load_cases(report, group="toolsdiff")
+    if args.filter:
+        cases = [c for c in cases if args.filter in c.name]
+
+    def work(case):
+        try:
+            status, details = run_toolsdiff_case(case, sonde)
+        except Exception as error:  # a runner bug must not hide other cases
+            status, details = "FAIL", "runner error: %r" % error
+        report.result(status, "toolsdiff %s" % case.name, details)
+    # serial: the two tracers see every event of the machine, and the
+    # marked events of another case would count twice
+    run_parallel(1, [(c, True) for c in cases], work)
+
+
 def main():
     parser = argparse.ArgumentParser(description="Run sonde's tests.")
-    parser.add_argument("--only", choices=["unit", "runtime", "diff", "special", "vm"])
+    parser.add_argument("--only", choices=["unit", "runtime", "diff", "toolsdiff", "special",
+                                           "vm"])
     parser.add_argument("--filter", help="run only cases whose name contains SUBSTR")
     parser.add_argument("--sonde", help="binary to test (default: build/sonde, then "
                         "build/asan/sonde for runtime and special tests)")
@@ -1159,13 +1273,16 @@ def main():
     if os.geteuid() != 0 and args.only != "unit":
         print("note: not root; runtime, diff and special tests need root", flush=True)
 
-    groups = [args.only] if args.only else ["unit", "runtime", "diff", "special", "vm"]
+    groups = [args.only] if args.only else ["unit", "runtime", "diff", "toolsdiff", "special",
+                                             "vm"]
     if "unit" in groups and not args.sonde:
         run_unit(report, args)
     if "runtime" in groups:
         run_runtime(report, args, binaries, testing_bpftrace)
     if "diff" in groups:
         run_diff(report, args, sonde, testing_bpftrace)
+    if "toolsdiff" in groups:
+        run_toolsdiff(report, args, sonde)
     if "special" in groups:
         run_special(report, args, binaries, testing_bpftrace)
     if "vm" in groups:

@@ -71,6 +71,10 @@ struct map_desc {
 	int fd;                    /* set by the runtime; -1 before */
 };
 
+/* Records up to this size are built on the BPF stack; bigger ones in the
+ * per-CPU scratch map (MAP_ROLE_SCRATCH). */
+#define EVENT_STACK_RECORD_MAX 256
+
 enum event_kind {
 	EVENT_PRINTF,      /* format + args, printed to the output */
 	EVENT_SYSTEM,      /* format + args, run by the shell (needs --unsafe) */

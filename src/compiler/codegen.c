@@ -296,9 +296,11 @@ static const struct event_desc *event_of(struct codegen *gen, struct node *call)
 }
 
 /* Sends a record prepared at record_offset; counts it as lost on failure. */
-static void send_record(struct codegen *gen, int record_offset, int size)
+/* Sends the record at `record` (on the stack, or a register pointing into
+ * the scratch buffer); a full ring buffer counts the record as lost. */
+static void send_record(struct codegen *gen, struct helper_arg record, int size)
 {
-	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), ARG_STACK(record_offset),
+	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), record,
 				      ARG_IMM(size), ARG_IMM(0) };
 	int result = call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
 	int sent = ir_new_label(&gen->fn);
@@ -312,18 +314,39 @@ static void send_record(struct codegen *gen, int record_offset, int size)
 static void send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
 {
 	const struct event_desc *event = event_of(gen, call);
+	/* A record too big for the stack (a tool's line with many strings) is
+	 * built in the per-CPU scratch buffer, one argument at a time, so the
+	 * stack holds only one argument's temporaries. */
+	bool in_scratch = event->record_size > EVENT_STACK_RECORD_MAX;
+	int base = BPF_REG_10, record = 0, skip = -1;
+	if (in_scratch) {
+		int key = stack_alloc(gen, 8);
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+		base = map_lookup(gen, gen->program->scratch_map_id, key);
+		skip = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, base, 0, skip);
+	} else {
+		record = stack_alloc(gen, event->record_size);
+	}
 	/* no zeroing: the index and every argument slot are written in full
-	 * (store_value pads strings), so no stale stack byte reaches user space */
-	int record = stack_alloc(gen, event->record_size);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
+	 * (store_value pads strings), so no stale byte reaches user space */
+	ir_store_imm(&gen->fn, 8, base, (int16_t)record, call->event_id - 1);
 	struct node *arg = arg_nodes;
 	for (int i = 0; i < event->arg_count && arg; i++, arg = arg->next) {
+		int watermark = gen->fn.stack_size;
 		struct value value = arg->kind == NODE_CALL && strcmp(arg->name, "strftime") == 0
 					     ? gen_expr(gen, arg->args->next)
 					     : gen_expr(gen, arg);
-		store_value(gen, value, BPF_REG_10, record + event->args[i].offset, event->args[i].type);
+		store_value(gen, value, base, record + event->args[i].offset, event->args[i].type);
+		if (in_scratch)
+			gen->fn.stack_size = watermark;
 	}
-	send_record(gen, record, event->record_size);
+	if (!in_scratch) {
+		send_record(gen, ARG_STACK(record), event->record_size);
+		return;
+	}
+	send_record(gen, ARG_REG(base), event->record_size);
+	ir_label(&gen->fn, skip);
 }
 
 /* ---- builtins ---- */
@@ -682,8 +705,20 @@ static int gen_string_equal(struct codegen *gen, struct value a, struct value b,
 	return result;
 }
 
+static bool is_known(const struct node *node, bool value);
+
 static struct value gen_logical(struct codegen *gen, struct node *node)
 {
+	/* `1 && x` and `0 || x` (sema folded the rest): only x's truth is left */
+	if (is_known(node->lhs, node->op == OP_LAND)) {
+		int right = value_to_reg(gen, gen_expr(gen, node->rhs));
+		int truth = const_reg(gen, 1);
+		int done = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, done);
+		ir_mov_imm(&gen->fn, truth, 0);
+		ir_label(&gen->fn, done);
+		return value_reg(truth, node->type);
+	}
 	int result = const_reg(gen, node->op == OP_LOR ? 1 : 0);
 	int done = ir_new_label(&gen->fn);
 	int left = value_to_reg(gen, gen_expr(gen, node->lhs));
@@ -960,6 +995,11 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 
 static struct value gen_ternary(struct codegen *gen, struct node *node)
 {
+	if (is_known(node->cond, true) || is_known(node->cond, false)) {
+		struct value chosen = gen_expr(gen, node->cond->const_value ? node->lhs : node->rhs);
+		chosen.type = node->type;
+		return chosen;
+	}
 	int condition = value_to_reg(gen, gen_expr(gen, node->cond));
 	int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 	bool scalar = node->type->kind == TYPE_INT || node->type->kind == TYPE_POINTER;
@@ -1112,8 +1152,22 @@ static void gen_assign(struct codegen *gen, struct node *node)
 	map_update(gen, map->id, key, value_offset);
 }
 
+/* A condition sema folded to a constant costs nothing when true and is a
+ * plain jump when false: that is how a tool's options that are off vanish. */
+static bool is_known(const struct node *node, bool value)
+{
+	return node->is_constant && node->type && node->type->kind == TYPE_INT &&
+	       (node->const_value != 0) == value;
+}
+
 static void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label)
 {
+	if (is_known(cond, true))
+		return;
+	if (is_known(cond, false)) {
+		ir_jump(&gen->fn, false_label);
+		return;
+	}
 	int reg = value_to_reg(gen, gen_expr(gen, cond));
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, reg, 0, false_label);
 }
@@ -1230,6 +1284,10 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		gen_assign(gen, node);
 		break;
 	case NODE_IF: {
+		if (is_known(node->cond, true) || is_known(node->cond, false)) {
+			gen_stmts(gen, node->cond->const_value ? node->then : node->els);
+			break;
+		}
 		int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 		gen_condition_jump(gen, node->cond, otherwise);
 		gen->fn.stack_size = watermark;
@@ -1364,7 +1422,7 @@ struct value generate_exit(struct codegen *gen, struct node *call)
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
 	int code = call->args ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 0);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + event->args[0].offset), code);
-	send_record(gen, record, event->record_size);
+	send_record(gen, ARG_STACK(record), event->record_size);
 	/* like bpftrace, nothing after exit() runs in this probe */
 	ir_jump(&gen->fn, gen->exit_label);
 	return value_none();
@@ -1412,11 +1470,7 @@ struct value generate_join(struct codegen *gen, struct node *call)
 		call_helper(gen, read_str_helper, copy, 3);
 	}
 	ir_label(&gen->fn, send);
-	struct helper_arg output[4] = { ARG_MAP(gen->program->ringbuf_map_id), ARG_REG(record),
-					ARG_IMM(event->record_size), ARG_IMM(0) };
-	int result = call_helper(gen, BPF_FUNC_ringbuf_output, output, 4);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, done);
-	count_lost(gen, 0);
+	send_record(gen, ARG_REG(record), event->record_size);
 	ir_label(&gen->fn, done);
 	return value_none();
 }

@@ -83,7 +83,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	/* the lexer sees the text with C directives blanked; diagnostics still
 	 * quote the original, whose lines and columns are the same */
 	struct preprocessed pre = { 0 };
-	preprocess_program(source->text, &pre);
+	preprocess_program(source->text, options->macros, options->macro_count, &pre);
 	struct source stripped = { .filename = source->filename, .text = pre.text };
 	if (parse_program(&stripped, &ast, diag) < 0) {
 		ast_free(&ast);
@@ -119,7 +119,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 		/* records too big for the 512-byte BPF stack are built in a per-CPU buffer */
 		int scratch_bytes = 0;
 		for (int i = 0; i < program->events.count; i++)
-			if (program->events.items[i].kind == EVENT_JOIN &&
+			if ((program->events.items[i].kind == EVENT_JOIN ||
+			     program->events.items[i].record_size > EVENT_STACK_RECORD_MAX) &&
 			    program->events.items[i].record_size > scratch_bytes)
 				scratch_bytes = program->events.items[i].record_size;
 		if (scratch_bytes)

@@ -13,6 +13,7 @@
 
 #include "../common/diag.h"
 #include "../common/program.h"
+#include "preprocess.h"
 
 struct compile_options {
 	char **positional;      /* $1..$N as given on the command line */
@@ -22,6 +23,8 @@ struct compile_options {
 	bool unsafe;            /* --unsafe allows system() and signal() */
 	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN, default 64) */
 	FILE *dump;             /* -d: AST, IR and instructions are written here; NULL = no dump */
+	const struct predefined_macro *macros; /* a tool's option values; see preprocess.h */
+	int macro_count;
 };
 
 /* Returns 0, or -1 after reporting every error through diag. */

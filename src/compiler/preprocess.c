@@ -13,7 +13,10 @@
  *    the system include directories, following their own #includes a few
  *    levels deep);
  *  - blanks every directive line and every dropped region, so that line and
- *    column numbers in the remaining text stay those of the original.
+ *    column numbers in the remaining text stay those of the original;
+ *  - substitutes the caller's predefined macros (a tool's option values) as
+ *    text, padding a shorter replacement with blanks so that columns after
+ *    it stay right.
  * Semantic analysis looks unknown identifiers up in the collected table.
  */
 #include "preprocess.h"
@@ -197,9 +200,134 @@ static void blank(char *from, char *to)
 			*p = ' ';
 }
 
-int preprocess_program(const char *text, struct preprocessed *out)
+static const struct predefined_macro *find_predefined(const struct predefined_macro *predefined,
+						     int count, const char *name, size_t length)
+{
+	for (int i = 0; i < count; i++)
+		if (strlen(predefined[i].name) == length && memcmp(predefined[i].name, name, length) == 0)
+			return &predefined[i];
+	return NULL;
+}
+
+/* Appends body with every identifier `parameter` replaced by argument. */
+static void expand_body(struct strbuf *out, const char *body, const char *parameter,
+			const char *argument, size_t argument_length)
+{
+	const char *p = body;
+	while (*p) {
+		if (parameter && is_ident_start(*p) && (p == body || !is_ident_char(p[-1]))) {
+			const char *end = p;
+			while (is_ident_char(*end))
+				end++;
+			if ((size_t)(end - p) == strlen(parameter) &&
+			    memcmp(p, parameter, (size_t)(end - p)) == 0)
+				strbuf_append(out, argument, argument_length);
+			else
+				strbuf_append(out, p, (size_t)(end - p));
+			p = end;
+			continue;
+		}
+		strbuf_append(out, p, 1);
+		p++;
+	}
+}
+
+/* Where a "..." literal or a comment starting at p ends (p itself if none starts). */
+static const char *skip_literal_or_comment(const char *p)
+{
+	if (*p == '"') {
+		p++;
+		while (*p && *p != '"' && *p != '\n') {
+			if (*p == '\\' && p[1])
+				p++;
+			p++;
+		}
+		return *p == '"' ? p + 1 : p;
+	}
+	if (p[0] == '/' && p[1] == '/') {
+		while (*p && *p != '\n')
+			p++;
+		return p;
+	}
+	if (p[0] == '/' && p[1] == '*') {
+		const char *end = strstr(p + 2, "*/");
+		return end ? end + 2 : p + strlen(p);
+	}
+	return p;
+}
+
+/* The text with every predefined macro replaced (a new string). A use of a
+ * function-like macro without its parenthesised argument is left alone. */
+static char *substitute_predefined(const char *text, const struct predefined_macro *predefined,
+				   int count)
+{
+	struct strbuf out;
+	strbuf_init(&out);
+	const char *p = text;
+	while (*p) {
+		const char *after = skip_literal_or_comment(p);
+		if (after != p) {
+			strbuf_append(&out, p, (size_t)(after - p));
+			p = after;
+			continue;
+		}
+		if (!is_ident_start(*p) || (p > text && is_ident_char(p[-1]))) {
+			strbuf_append(&out, p, 1);
+			p++;
+			continue;
+		}
+		const char *end = p;
+		while (is_ident_char(*end))
+			end++;
+		const struct predefined_macro *macro = find_predefined(predefined, count, p,
+								       (size_t)(end - p));
+		const char *argument = NULL, *use_end = end;
+		if (macro && macro->parameter) {
+			const char *open = end;
+			while (*open == ' ' || *open == '\t')
+				open++;
+			int depth = 0;
+			const char *q = open;
+			if (*q == '(') {
+				for (; *q; q++) {
+					if (*q == '(')
+						depth++;
+					else if (*q == ')' && --depth == 0)
+						break;
+				}
+			}
+			if (*open != '(' || *q != ')') {
+				macro = NULL;
+			} else {
+				argument = open + 1;
+				use_end = q + 1;
+			}
+		}
+		if (!macro) {
+			strbuf_append(&out, p, (size_t)(end - p));
+			p = end;
+			continue;
+		}
+		size_t before = out.length;
+		expand_body(&out, macro->body, macro->parameter, argument,
+			    argument ? (size_t)(use_end - 1 - argument) : 0);
+		/* keep the columns of what follows when the replacement is shorter */
+		for (size_t written = out.length - before; written < (size_t)(use_end - p); written++)
+			strbuf_append(&out, " ", 1);
+		p = use_end;
+	}
+	if (!out.data)
+		strbuf_puts(&out, "");
+	return strbuf_release(&out);
+}
+
+int preprocess_program(const char *text, const struct predefined_macro *predefined,
+		       int predefined_count, struct preprocessed *out)
 {
 	struct preprocessor pp = { .macros = &out->macros };
+	for (int i = 0; i < predefined_count; i++)
+		define_macro(&out->macros, predefined[i].name,
+			     predefined[i].parameter ? "" : predefined[i].body);
 	out->text = xstrdup(text);
 	/* condition stack: whether each open #if region is being kept */
 	bool keeping[64];
@@ -266,6 +394,11 @@ int preprocess_program(const char *text, struct preprocessed *out)
 	for (int i = 0; i < pp.included.count; i++)
 		free(pp.included.items[i]);
 	free(pp.included.items);
+	if (predefined_count > 0) {
+		char *substituted = substitute_predefined(out->text, predefined, predefined_count);
+		free(out->text);
+		out->text = substituted;
+	}
 	return 0;
 }
 

@@ -24,7 +24,18 @@ struct preprocessed {
 	struct macro_table macros;  /* from the script and the headers it includes */
 };
 
-int preprocess_program(const char *text, struct preprocessed *out);
+/* A macro defined by the caller before the program is read (a tool's option
+ * values, see src/toolkit/): substituted as text wherever its name is an
+ * identifier outside strings and comments, probe names included, and seen
+ * by #ifdef. A function-like one, NAME(x), has one parameter. */
+struct predefined_macro {
+	const char *name;
+	const char *parameter;  /* NULL for an object-like macro */
+	const char *body;       /* the replacement text */
+};
+
+int preprocess_program(const char *text, const struct predefined_macro *predefined,
+		       int predefined_count, struct preprocessed *out);
 void preprocessed_free(struct preprocessed *pre);
 /* The last definition of name, or NULL. */
 struct macro *macro_find(const struct macro_table *table, const char *name);

@@ -625,6 +625,40 @@ static void fold_binary(struct node *node)
 	node->const_value = value;
 }
 
+/* Folds comparisons and && / || whose outcome is known at compile time. A
+ * tool's options are such constants: `PID == 0 || pid == PID` is then
+ * true, and the code generator emits nothing for a filter that is off. */
+static void fold_condition(struct node *node)
+{
+	bool left_known = node->lhs->is_constant && node->lhs->type->kind == TYPE_INT;
+	bool right_known = node->rhs->is_constant && node->rhs->type->kind == TYPE_INT;
+	uint64_t a = node->lhs->const_value, b = node->rhs->const_value;
+	if (node->op == OP_LAND || node->op == OP_LOR) {
+		bool decides = node->op == OP_LAND ? a == 0 : a != 0;
+		if (left_known && (decides || right_known)) {
+			node->is_constant = true;
+			node->const_value = decides ? node->op == OP_LOR : b != 0;
+		}
+		return;
+	}
+	if (!left_known || !right_known)
+		return;
+	bool is_signed = node->lhs->type->is_signed && node->rhs->type->is_signed;
+	bool less = is_signed ? (int64_t)a < (int64_t)b : a < b;
+	bool value;
+	switch (node->op) {
+	case OP_EQ: value = a == b; break;
+	case OP_NE: value = a != b; break;
+	case OP_LT: value = less; break;
+	case OP_GE: value = !less; break;
+	case OP_GT: value = !less && a != b; break;
+	case OP_LE: value = less || a == b; break;
+	default: return;
+	}
+	node->is_constant = true;
+	node->const_value = value;
+}
+
 static void check_binary(struct sema *sema, struct node *node)
 {
 	check_expr(sema, node->lhs);
@@ -643,6 +677,11 @@ static void check_binary(struct sema *sema, struct node *node)
 			error_at(sema, node->loc, "strings can only be compared with == and !=");
 		}
 		node->type = type_int(8, false);
+		if (node->lhs->kind == NODE_STRING && node->rhs->kind == NODE_STRING) {
+			bool equal = strcmp(node->lhs->string_value, node->rhs->string_value) == 0;
+			node->is_constant = true;
+			node->const_value = node->op == OP_EQ ? equal : !equal;
+		}
 		return;
 	}
 	if (!is_int(node->lhs) || !is_int(node->rhs)) {
@@ -653,6 +692,7 @@ static void check_binary(struct sema *sema, struct node *node)
 	}
 	if (comparison || node->op == OP_LAND || node->op == OP_LOR) {
 		node->type = type_int(8, false);
+		fold_condition(node);
 		return;
 	}
 	/* C's usual conversions with every operand widened to 64 bits: the
@@ -677,6 +717,10 @@ static void check_unary(struct sema *sema, struct node *node)
 		if (!is_int(node->lhs))
 			error_at(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
 		node->type = type_int(8, false);
+		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
+			node->is_constant = true;
+			node->const_value = node->lhs->const_value == 0;
+		}
 		return;
 	case OP_NEG:
 	case OP_BITNOT:

@@ -1,0 +1,765 @@
+/*
+ * Tools: their headers, their command lines and their event sources.
+ *
+ * The header is data, not code: `//! key: value` lines at the top of the
+ * tool file (tools/README.md). The same record drives the option parser,
+ * --help and the man page, so they cannot disagree.
+ *
+ * Option values become predefined macros (preprocess.h). An option that was
+ * not given keeps its default, and the compiler folds the conditions that
+ * test it; see fold_condition in sema.c.
+ */
+#include "tool.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../probes/provider.h"
+
+const struct tool *tool_find(const char *name)
+{
+	for (const struct tool *tool = tool_table; tool->name; tool++)
+		if (strcmp(tool->name, name) == 0)
+			return tool;
+	return NULL;
+}
+
+/* ---- the header ---- */
+
+static char *trimmed(const char *start, const char *end)
+{
+	while (start < end && isspace((unsigned char)*start))
+		start++;
+	while (end > start && isspace((unsigned char)end[-1]))
+		end--;
+	return xstrndup(start, (size_t)(end - start));
+}
+
+/* Splits "a | b | c" into at most `max` trimmed parts; returns the count. */
+static int split_bars(const char *text, char **parts, int max)
+{
+	int count = 0;
+	const char *start = text;
+	for (;;) {
+		const char *bar = strchr(start, '|');
+		if (!bar || count == max - 1) {
+			parts[count++] = trimmed(start, start + strlen(start));
+			return count;
+		}
+		parts[count++] = trimmed(start, bar);
+		start = bar + 1;
+	}
+}
+
+static const struct {
+	const char *name;
+	enum tool_value_kind kind;
+} value_kinds[] = {
+	{ "flag", TOOL_VALUE_FLAG },
+	{ "int", TOOL_VALUE_INT },
+	{ "pid", TOOL_VALUE_PID },
+	{ "string", TOOL_VALUE_STRING },
+	{ "list", TOOL_VALUE_LIST },
+};
+
+/* "MACRO kind [default]" */
+static int parse_macro_part(const char *text, struct tool_option *option, char **error)
+{
+	char name[64], kind[16];
+	int used = 0;
+	if (sscanf(text, "%63s %15s %n", name, kind, &used) < 2) {
+		*error = xasprintf("'%s' should be 'MACRO kind [default]'", text);
+		return -EINVAL;
+	}
+	option->macro = xstrdup(name);
+	size_t i;
+	for (i = 0; i < sizeof(value_kinds) / sizeof(value_kinds[0]); i++)
+		if (strcmp(value_kinds[i].name, kind) == 0)
+			break;
+	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
+		*error = xasprintf("unknown option kind '%s' (flag, int, pid, string or list)", kind);
+		return -EINVAL;
+	}
+	option->kind = value_kinds[i].kind;
+	if (text[used])
+		option->default_text = trimmed(text + used, text + strlen(text));
+	return 0;
+}
+
+/* option: -x --long ARG | MACRO kind [default] | help */
+static int parse_option_line(const char *text, bool positional, struct tool_header *header,
+			     char **error)
+{
+	char *parts[3];
+	struct tool_option option = { 0 };
+	int count = split_bars(text, parts, 3);
+	int status = 0;
+	if (count != 3) {
+		*error = xasprintf("'%s' should be 'spelling | MACRO kind [default] | help'", text);
+		status = -EINVAL;
+		goto out;
+	}
+	if (positional) {
+		option.is_positional = true;
+		option.argument = xstrdup(parts[0]);
+	} else {
+		char *save = NULL, *copy = xstrdup(parts[0]);
+		for (char *word = strtok_r(copy, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+			if (word[0] == '-' && word[1] == '-' && word[2])
+				option.long_name = xstrdup(word + 2);
+			else if (word[0] == '-' && word[1] && !word[2])
+				option.short_name = word[1];
+			else
+				option.argument = xstrdup(word);
+		}
+		free(copy);
+		if (!option.short_name && !option.long_name) {
+			*error = xasprintf("option '%s' has neither a short nor a long name", parts[0]);
+			status = -EINVAL;
+		}
+	}
+	if (status == 0)
+		status = parse_macro_part(parts[1], &option, error);
+	if (status == 0 && (option.kind == TOOL_VALUE_FLAG) != !option.argument) {
+		*error = xasprintf("option '%s': a flag takes no argument, other kinds need one", parts[0]);
+		status = -EINVAL;
+	}
+	option.help = xstrdup(parts[2]);
+	if (status == 0) {
+		vec_push(&header->options, option);
+		memset(&option, 0, sizeof(option));
+	}
+out:
+	free(option.long_name);
+	free(option.argument);
+	free(option.macro);
+	free(option.default_text);
+	free(option.help);
+	for (int i = 0; i < count; i++)
+		free(parts[i]);
+	return status;
+}
+
+/* source: [MACRO=]probe | [MACRO=]probe ... */
+static void parse_source_line(const char *text, struct tool_header *header)
+{
+	char *parts[8];
+	struct tool_source source = { 0 };
+	int count = split_bars(text, parts, 8);
+	for (int i = 0; i < count; i++) {
+		struct tool_source_choice choice = { 0 };
+		char *equals = strchr(parts[i], '=');
+		char *colon = strchr(parts[i], ':');
+		if (equals && (!colon || equals < colon)) {
+			choice.macro = trimmed(parts[i], equals);
+			choice.probe = trimmed(equals + 1, equals + strlen(equals));
+		} else {
+			choice.probe = xstrdup(parts[i]);
+		}
+		vec_push(&source.choices, choice);
+		free(parts[i]);
+	}
+	vec_push(&header->sources, source);
+}
+
+static void parse_note_line(const char *text, void *notes_vec)
+{
+	VEC(struct tool_note) *notes = notes_vec;
+	char *parts[2];
+	int count = split_bars(text, parts, 2);
+	struct tool_note note = { parts[0], count > 1 ? parts[1] : xstrdup("") };
+	vec_push(notes, note);
+}
+
+static void append_text(char **to, const char *line)
+{
+	char *joined;
+	if (!*to) {
+		*to = xstrdup(line);
+		return;
+	}
+	/* an empty `//! about:` line separates paragraphs */
+	joined = xasprintf("%s%s%s", *to, !*line ? "\n" : (*to)[strlen(*to) - 1] == '\n' ? "" : " ", line);
+	free(*to);
+	*to = joined;
+}
+
+int tool_header_parse(const char *name, const char *text, struct tool_header *out, char **error)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = xstrdup(name);
+	const char *p = text;
+	int line_number = 0;
+	while (*p) {
+		const char *end = strchr(p, '\n');
+		if (!end)
+			end = p + strlen(p);
+		line_number++;
+		if (strncmp(p, "//!", 3) == 0) {
+			char *line = trimmed(p + 3, end);
+			char *colon = strchr(line, ':');
+			int status = 0;
+			if (!colon) {
+				*error = xasprintf("tools/%s.bt:%d: a header line is 'key: value'", name,
+						   line_number);
+				free(line);
+				return -EINVAL;
+			}
+			*colon = '\0';
+			char *value = trimmed(colon + 1, colon + 1 + strlen(colon + 1));
+			if (strcmp(line, "summary") == 0) {
+				free(out->summary);
+				out->summary = xstrdup(value);
+			} else if (strcmp(line, "about") == 0) {
+				append_text(&out->about, value);
+			} else if (strcmp(line, "option") == 0 || strcmp(line, "arg") == 0) {
+				char *detail = NULL;
+				status = parse_option_line(value, line[0] == 'a', out, &detail);
+				if (status < 0) {
+					*error = xasprintf("tools/%s.bt:%d: %s", name, line_number, detail);
+					free(detail);
+				}
+			} else if (strcmp(line, "source") == 0) {
+				parse_source_line(value, out);
+			} else if (strcmp(line, "example") == 0) {
+				parse_note_line(value, &out->examples);
+			} else if (strcmp(line, "field") == 0) {
+				parse_note_line(value, &out->fields);
+			} else if (strcmp(line, "overhead") == 0) {
+				append_text(&out->overhead, value);
+			} else {
+				*error = xasprintf("tools/%s.bt:%d: unknown header key '%s'", name,
+						   line_number, line);
+				status = -EINVAL;
+			}
+			free(value);
+			free(line);
+			if (status < 0)
+				return status;
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (!out->summary) {
+		*error = xasprintf("tools/%s.bt: the header has no 'summary:' line", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void free_notes(struct tool_note *notes, int count)
+{
+	for (int i = 0; i < count; i++) {
+		free(notes[i].text);
+		free(notes[i].explanation);
+	}
+	free(notes);
+}
+
+void tool_header_free(struct tool_header *header)
+{
+	for (int i = 0; i < header->options.count; i++) {
+		struct tool_option *option = &header->options.items[i];
+		free(option->long_name);
+		free(option->argument);
+		free(option->macro);
+		free(option->default_text);
+		free(option->help);
+	}
+	free(header->options.items);
+	for (int i = 0; i < header->sources.count; i++) {
+		struct tool_source *source = &header->sources.items[i];
+		for (int j = 0; j < source->choices.count; j++) {
+			free(source->choices.items[j].macro);
+			free(source->choices.items[j].probe);
+		}
+		free(source->choices.items);
+	}
+	free(header->sources.items);
+	free_notes(header->examples.items, header->examples.count);
+	free_notes(header->fields.items, header->fields.count);
+	free(header->name);
+	free(header->summary);
+	free(header->about);
+	free(header->overhead);
+	memset(header, 0, sizeof(*header));
+}
+
+/* ---- option values ---- */
+
+/* "-p/--pid", "-x", "--max-args" or "interval": how errors name an option. */
+static char *option_spelling(const struct tool_option *option)
+{
+	if (option->is_positional)
+		return xasprintf("the %s argument", option->argument);
+	if (option->short_name && option->long_name)
+		return xasprintf("-%c/--%s", option->short_name, option->long_name);
+	if (option->short_name)
+		return xasprintf("-%c", option->short_name);
+	return xasprintf("--%s", option->long_name);
+}
+
+static bool parse_whole_number(const char *text, long long *value)
+{
+	char *end;
+	errno = 0;
+	*value = strtoll(text, &end, 10);
+	return !errno && end != text && !*end;
+}
+
+static char *quote_string(const char *text)
+{
+	struct strbuf quoted;
+	strbuf_init(&quoted);
+	strbuf_putc(&quoted, '"');
+	for (const char *p = text; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			strbuf_putc(&quoted, '\\');
+		strbuf_putc(&quoted, *p);
+	}
+	strbuf_putc(&quoted, '"');
+	return strbuf_release(&quoted);
+}
+
+/* "(x == 80 || x == 443)" for "80,443"; NULL after setting *error. */
+static char *list_body(const char *text, const char *spelling, char **error)
+{
+	struct strbuf body;
+	char *copy = xstrdup(text), *save = NULL;
+	int count = 0;
+	strbuf_init(&body);
+	strbuf_putc(&body, '(');
+	for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+		long long value;
+		if (!parse_whole_number(item, &value) || value < 0) {
+			*error = xasprintf("%s needs a comma-separated list of whole numbers, not '%s'",
+					   spelling, text);
+			strbuf_free(&body);
+			free(copy);
+			return NULL;
+		}
+		strbuf_printf(&body, "%sx == %lld", count++ ? " || " : "", value);
+	}
+	free(copy);
+	if (count == 0) {
+		*error = xasprintf("%s needs a comma-separated list of whole numbers", spelling);
+		strbuf_free(&body);
+		return NULL;
+	}
+	strbuf_putc(&body, ')');
+	return strbuf_release(&body);
+}
+
+static void add_macro(struct tool_run *run, const char *name, const char *parameter, char *body)
+{
+	struct predefined_macro macro = { xstrdup(name), parameter ? xstrdup(parameter) : NULL, body };
+	vec_push(&run->macros, macro);
+}
+
+/* Turns one option's value (text, or NULL when not given) into its macro. */
+static int define_option(struct tool_run *run, const struct tool_option *option, const char *text,
+			 char **error)
+{
+	char *spelling = option_spelling(option);
+	long long number;
+	int status = 0;
+	bool given = text != NULL;
+	if (!text)
+		text = option->default_text;
+	switch (option->kind) {
+	case TOOL_VALUE_FLAG:
+		add_macro(run, option->macro, NULL, xstrdup(given ? "1" : "0"));
+		break;
+	case TOOL_VALUE_INT:
+	case TOOL_VALUE_PID:
+		if (!text)
+			break;
+		if (!parse_whole_number(text, &number) ||
+		    (option->kind == TOOL_VALUE_PID && given && (number <= 0 || number > 0x3fffffff))) {
+			*error = xasprintf("%s needs %s, not '%s'", spelling,
+					   option->kind == TOOL_VALUE_PID ? "a process id" : "a whole number",
+					   text);
+			status = -EINVAL;
+			break;
+		}
+		if (option->kind == TOOL_VALUE_PID && given) {
+			if (kill((pid_t)number, 0) != 0 && errno == ESRCH) {
+				*error = xasprintf("%s: there is no process with pid %lld", spelling, number);
+				status = -EINVAL;
+				break;
+			}
+			run->watch_pid = (pid_t)number;
+		}
+		add_macro(run, option->macro, NULL, xasprintf("%lld", number));
+		break;
+	case TOOL_VALUE_STRING:
+		if (!text)
+			break;
+		/* the default is written as a literal in the header */
+		add_macro(run, option->macro, NULL,
+			  given ? quote_string(text) : xstrdup(text));
+		break;
+	case TOOL_VALUE_LIST: {
+		char *body = given ? list_body(text, spelling, error) : xstrdup("(1)");
+		if (!body) {
+			status = -EINVAL;
+			break;
+		}
+		add_macro(run, option->macro, "x", body);
+		break;
+	}
+	}
+	free(spelling);
+	return status;
+}
+
+/* ---- event sources ---- */
+
+/* Whether the running kernel can attach probe; *why says why not. */
+static bool probe_available(const char *probe, char **why)
+{
+	struct src_loc loc = { 0 };
+	struct probe_spec *spec = probe_spec_parse(probe, loc);
+	const struct provider *provider = spec ? provider_lookup(spec->provider_name) : NULL;
+	probe_point_list points = { 0 };
+	bool available = false;
+	if (!provider) {
+		*why = xasprintf("'%s' names no probe type sonde knows", probe);
+	} else if (provider->expand(spec, &points, why) == 0) {
+		available = points.count > 0;
+		if (!available)
+			*why = xasprintf("%s matches nothing on this kernel", probe);
+	}
+	for (int i = 0; i < points.count; i++)
+		probe_point_free(points.items[i]);
+	free(points.items);
+	if (spec)
+		probe_spec_free(spec);
+	return available;
+}
+
+static int choose_sources(struct tool_run *run, struct strbuf *notes, char **error)
+{
+	for (int i = 0; i < run->header.sources.count; i++) {
+		const struct tool_source *source = &run->header.sources.items[i];
+		struct strbuf reasons;
+		const struct tool_source_choice *chosen = NULL;
+		strbuf_init(&reasons);
+		for (int j = 0; j < source->choices.count && !chosen; j++) {
+			char *why = NULL;
+			if (probe_available(source->choices.items[j].probe, &why))
+				chosen = &source->choices.items[j];
+			else
+				strbuf_printf(&reasons, "%s%s", reasons.length ? "; " : "", why ? why : "");
+			free(why);
+		}
+		if (!chosen) {
+			*error = xasprintf("this kernel offers none of the event sources %s needs: %s",
+					   run->header.name, reasons.data ? reasons.data : "");
+			strbuf_free(&reasons);
+			return -ENOENT;
+		}
+		strbuf_free(&reasons);
+		if (chosen->macro)
+			add_macro(run, chosen->macro, NULL, xstrdup("1"));
+		strbuf_printf(notes, "%s: using %s%s\n", run->header.name, chosen->probe,
+			      chosen != &source->choices.items[0] ? " (a preferred source is missing)" : "");
+	}
+	return 0;
+}
+
+/* ---- the command line ---- */
+
+enum {
+	GENERIC_JSON = 1000,
+	GENERIC_SOURCE,
+	GENERIC_DRY_RUN,
+	GENERIC_MAN,
+	GENERIC_OPTION_BASE = 2000, /* + index of a tool option that has only a long name */
+};
+
+int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_run *run,
+		   struct strbuf *notes, char **error)
+{
+	memset(run, 0, sizeof(*run));
+	run->tool = tool;
+	int status = tool_header_parse(tool->name, tool->text, &run->header, error);
+	if (status < 0)
+		return status;
+	const struct tool_header *header = &run->header;
+	int option_count = header->options.count;
+	struct option *long_options = xcalloc((size_t)option_count + 8, sizeof(*long_options));
+	char **values = xcalloc((size_t)option_count + 1, sizeof(*values));
+	struct strbuf short_options;
+	int long_count = 0;
+	strbuf_init(&short_options);
+	strbuf_puts(&short_options, ":hv");
+	for (int i = 0; i < option_count; i++) {
+		const struct tool_option *option = &header->options.items[i];
+		if (option->is_positional)
+			continue;
+		int code = option->short_name ? option->short_name : GENERIC_OPTION_BASE + i;
+		if (option->short_name) {
+			strbuf_putc(&short_options, option->short_name);
+			if (option->argument)
+				strbuf_putc(&short_options, ':');
+		}
+		if (option->long_name)
+			long_options[long_count++] = (struct option){ option->long_name,
+				option->argument ? required_argument : no_argument, NULL, code };
+	}
+	long_options[long_count++] = (struct option){ "help", no_argument, NULL, 'h' };
+	long_options[long_count++] = (struct option){ "verbose", no_argument, NULL, 'v' };
+	long_options[long_count++] = (struct option){ "json", no_argument, NULL, GENERIC_JSON };
+	long_options[long_count++] = (struct option){ "source", no_argument, NULL, GENERIC_SOURCE };
+	long_options[long_count++] = (struct option){ "dry-run", no_argument, NULL, GENERIC_DRY_RUN };
+	long_options[long_count++] = (struct option){ "man", no_argument, NULL, GENERIC_MAN };
+
+	int code;
+	optind = 0; /* reset getopt: the caller may have used it */
+	opterr = 0;
+	while (status == 0 &&
+	       (code = getopt_long(argc, argv, short_options.data, long_options, NULL)) != -1) {
+		switch (code) {
+		case 'h':
+			run->help = true;
+			break;
+		case 'v':
+			run->verbose++;
+			break;
+		case GENERIC_JSON:
+			run->json = true;
+			break;
+		case GENERIC_SOURCE:
+			run->source = true;
+			break;
+		case GENERIC_DRY_RUN:
+			run->dry_run = true;
+			break;
+		case GENERIC_MAN:
+			run->man = true;
+			break;
+		case ':':
+			*error = optopt ? xasprintf("option -%c needs an argument", optopt)
+					: xasprintf("option %s needs an argument", argv[optind - 1]);
+			status = -EINVAL;
+			break;
+		case '?':
+			*error = optopt ? xasprintf("unknown option -%c", optopt)
+					: xasprintf("unknown option %s", argv[optind - 1]);
+			status = -EINVAL;
+			break;
+		default:
+			for (int i = 0; i < option_count; i++) {
+				const struct tool_option *option = &header->options.items[i];
+				if (option->is_positional ||
+				    code != (option->short_name ? option->short_name : GENERIC_OPTION_BASE + i))
+					continue;
+				free(values[i]);
+				values[i] = xstrdup(option->argument ? optarg : "1");
+			}
+		}
+	}
+	/* positional arguments, in their declared order */
+	for (int i = 0; status == 0 && optind < argc; i++) {
+		if (i == option_count) {
+			*error = xasprintf("unexpected argument '%s' (see %s --help)", argv[optind],
+					   header->name);
+			status = -EINVAL;
+		} else if (header->options.items[i].is_positional) {
+			values[i] = xstrdup(argv[optind++]);
+		}
+	}
+	add_macro(run, "JSON", NULL, xstrdup(run->json ? "1" : "0"));
+	for (int i = 0; status == 0 && i < option_count; i++)
+		status = define_option(run, &header->options.items[i], values[i], error);
+	if (status == 0 && !run->help && !run->source && !run->man)
+		status = choose_sources(run, notes, error);
+	for (int i = 0; i < option_count; i++)
+		free(values[i]);
+	free(values);
+	free(long_options);
+	strbuf_free(&short_options);
+	return status;
+}
+
+void tool_run_free(struct tool_run *run)
+{
+	for (int i = 0; i < run->macros.count; i++) {
+		free((char *)run->macros.items[i].name);
+		free((char *)run->macros.items[i].parameter);
+		free((char *)run->macros.items[i].body);
+	}
+	free(run->macros.items);
+	tool_header_free(&run->header);
+}
+
+/* ---- listings, help and man pages ---- */
+
+void tool_print_list(FILE *out)
+{
+	for (const struct tool *tool = tool_table; tool->name; tool++) {
+		struct tool_header header;
+		char *error = NULL;
+		if (tool_header_parse(tool->name, tool->text, &header, &error) == 0)
+			fprintf(out, "%-16s %s\n", tool->name, header.summary);
+		else
+			fprintf(out, "%-16s (broken header: %s)\n", tool->name, error);
+		free(error);
+		tool_header_free(&header);
+	}
+}
+
+/* "-p, --pid=PID" as --help shows it. */
+static char *help_spelling(const struct tool_option *option)
+{
+	const char *argument = option->argument ? option->argument : "";
+	if (option->short_name && option->long_name)
+		return xasprintf("-%c, --%s%s%s", option->short_name, option->long_name,
+				 option->argument ? "=" : "", argument);
+	if (option->short_name)
+		return xasprintf("-%c%s%s", option->short_name, option->argument ? " " : "", argument);
+	return xasprintf("--%s%s%s", option->long_name, option->argument ? "=" : "", argument);
+}
+
+/* One --help line; long-only options line up under the long names. */
+static void print_help_line(const struct tool_option *option, FILE *out)
+{
+	char *spelling = option->is_positional ? xstrdup(option->argument) : help_spelling(option);
+	fprintf(out, "  %s%-*s %s\n", option->short_name || option->is_positional ? "" : "    ",
+		option->short_name || option->is_positional ? 26 : 22, spelling, option->help);
+	free(spelling);
+}
+
+static const struct tool_option generic_options[] = {
+	{ .long_name = "json", .help = "Print newline-delimited JSON records" },
+	{ .long_name = "source", .help = "Print the tool's program and exit" },
+	{ .long_name = "dry-run", .help = "Compile and verify, attach nothing" },
+	{ .short_name = 'v', .long_name = "verbose", .help = "Say which event sources were chosen" },
+	{ .short_name = 'h', .long_name = "help", .help = "Show this help" },
+};
+
+static void print_synopsis(const struct tool_header *header, FILE *out)
+{
+	fprintf(out, "sonde %s [OPTION...]", header->name);
+	int optional = 0;
+	for (int i = 0; i < header->options.count; i++) {
+		if (header->options.items[i].is_positional) {
+			fprintf(out, " [%s", header->options.items[i].argument);
+			optional++;
+		}
+	}
+	while (optional-- > 0)
+		fputc(']', out);
+}
+
+void tool_print_help(const struct tool_header *header, FILE *out)
+{
+	fputs("Usage: ", out);
+	print_synopsis(header, out);
+	fprintf(out, "\n%s\n", header->summary);
+	if (header->about)
+		fprintf(out, "\n%s\n", header->about);
+	fputc('\n', out);
+	for (int i = 0; i < header->options.count; i++)
+		print_help_line(&header->options.items[i], out);
+	for (size_t i = 0; i < sizeof(generic_options) / sizeof(generic_options[0]); i++)
+		print_help_line(&generic_options[i], out);
+	fputs("\nEXAMPLES:\n", out);
+	for (int i = 0; i < header->examples.count; i++)
+		fprintf(out, "    %-34s # %s\n", header->examples.items[i].text,
+			header->examples.items[i].explanation);
+}
+
+/* Text for roff: a leading '.' or '\'' and backslashes escaped. */
+static void roff_text(const char *text, FILE *out)
+{
+	bool line_start = true;
+	for (const char *p = text; *p; p++) {
+		if (line_start && (*p == '.' || *p == '\''))
+			fputs("\\&", out);
+		if (*p == '\\')
+			fputs("\\e", out);
+		else if (*p == '-')
+			fputs("\\-", out);
+		else
+			fputc(*p, out);
+		line_start = *p == '\n';
+	}
+}
+
+static void roff_notes(const char *title, const struct tool_note *notes, int count, FILE *out)
+{
+	if (count == 0)
+		return;
+	fprintf(out, ".SH %s\n", title);
+	for (int i = 0; i < count; i++) {
+		fputs(".TP\n.B ", out);
+		roff_text(notes[i].text, out);
+		fputc('\n', out);
+		roff_text(notes[i].explanation, out);
+		fputc('\n', out);
+	}
+}
+
+void tool_print_man(const struct tool_header *header, FILE *out)
+{
+	char upper[64];
+	size_t i;
+	for (i = 0; header->name[i] && i < sizeof(upper) - 1; i++)
+		upper[i] = (char)toupper((unsigned char)header->name[i]);
+	upper[i] = '\0';
+	fprintf(out, ".TH SONDE-%s 8 \"\" \"sonde\" \"System Manager's Manual\"\n", upper);
+	fputs(".SH NAME\n", out);
+	fprintf(out, "sonde-%s \\- ", header->name);
+	roff_text(header->summary, out);
+	fputs("\n.SH SYNOPSIS\n.B ", out);
+	print_synopsis(header, out);
+	fputs("\n.SH DESCRIPTION\n", out);
+	roff_text(header->about ? header->about : header->summary, out);
+	fprintf(out, "\n.PP\nAlso available as \\fB%s\\fR when installed with tool links.\n",
+		header->name);
+	fputs(".SH OPTIONS\n", out);
+	for (int j = 0; j < header->options.count; j++) {
+		const struct tool_option *option = &header->options.items[j];
+		char *spelling = option->is_positional ? xstrdup(option->argument) : help_spelling(option);
+		fputs(".TP\n.B ", out);
+		roff_text(spelling, out);
+		fputc('\n', out);
+		roff_text(option->help, out);
+		fputc('\n', out);
+		free(spelling);
+	}
+	for (size_t j = 0; j < sizeof(generic_options) / sizeof(generic_options[0]); j++) {
+		char *spelling = help_spelling(&generic_options[j]);
+		fputs(".TP\n.B ", out);
+		roff_text(spelling, out);
+		fputc('\n', out);
+		roff_text(generic_options[j].help, out);
+		fputc('\n', out);
+		free(spelling);
+	}
+	roff_notes("EXAMPLES", header->examples.items, header->examples.count, out);
+	roff_notes("FIELDS", header->fields.items, header->fields.count, out);
+	if (header->overhead) {
+		fputs(".SH OVERHEAD\n", out);
+		roff_text(header->overhead, out);
+		fputc('\n', out);
+	}
+	fputs(".SH SOURCES\nThe first event source of each line that the running kernel offers is used"
+	      " (\\fB\\-v\\fR says which):\n", out);
+	for (int j = 0; j < header->sources.count; j++) {
+		const struct tool_source *source = &header->sources.items[j];
+		fputs(".IP \\(bu 2\n", out);
+		for (int k = 0; k < source->choices.count; k++) {
+			if (k > 0)
+				fputs(", else ", out);
+			roff_text(source->choices.items[k].probe, out);
+		}
+		fputc('\n', out);
+	}
+	fputs(".SH SEE ALSO\n.BR sonde (8)\n", out);
+}
