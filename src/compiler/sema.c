@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/names.h"
 #include "../common/printf_format.h"
 #include "../kernel/btf.h"
 #include "functions.h"
@@ -146,14 +147,14 @@ static struct type *key_type_of(struct node *map_node, bool *is_multi)
 	if (count == 1) {
 		struct type *type = map_node->args->type;
 		if (type && type->kind == TYPE_INT)
-			return type_int(8, type->is_signed);
+			return type_widened(type);
 		return type;
 	}
 	struct type **elements = xcalloc(count, sizeof(*elements));
 	int i = 0;
 	for (struct node *key = map_node->args; key; key = key->next) {
 		struct type *type = key->type;
-		elements[i++] = type && type->kind == TYPE_INT ? type_int(8, type->is_signed) : type;
+		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
 	}
 	struct type *tuple = type_tuple(elements, count);
 	free(elements);
@@ -835,7 +836,7 @@ static void check_tuple(struct sema *sema, struct node *node)
 			error_at(sema, element->loc, "%s cannot be part of a tuple", type_name(type));
 			ok = false;
 		}
-		elements[i++] = type && type->kind == TYPE_INT ? type_int(8, type->is_signed) : type;
+		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
 	}
 	node->type = ok ? type_tuple(elements, count) : type_none();
 	free(elements);
@@ -1129,7 +1130,7 @@ static void check_assign(struct sema *sema, struct node *node)
 		return;
 	}
 	if (value && value->kind == TYPE_INT)
-		value = type_int(8, value->is_signed);
+		value = type_widened(value);
 	if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
 		error_at(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
 			 "its fields", type_name(value));
@@ -1433,7 +1434,7 @@ static void event_add_arg(struct event_desc *event, struct type *type, enum arg_
 	event->args = xrealloc(event->args, sizeof(*event->args) * (event->arg_count + 1));
 	int offset = event->record_size ? event->record_size : 8;
 	struct event_arg arg = {
-		.type = type->kind == TYPE_INT ? type_int(8, type->is_signed) : type,
+		.type = type->kind == TYPE_INT ? type_widened(type) : type,
 		.offset = offset,
 		.conversion = conv,
 		.strftime_format = strftime_format ? xstrdup(strftime_format) : NULL,
@@ -1989,3 +1990,23 @@ void check_lhist(struct sema *sema, struct node *call)
 		error_at(sema, step->loc, "lhist() would have more than 1000 buckets");
 	call->type = type;
 }
+
+/* syscall_name(n) and friends: the integer itself, typed to print as a name. */
+static void check_named_int(struct sema *sema, struct node *call, const struct int_names *names)
+{
+	struct node *arg = call->args;
+	check_expr(sema, arg);
+	call->type = type_none();
+	if (!arg->type || arg->type->kind == TYPE_NONE)
+		return;
+	if (arg->type->kind != TYPE_INT) {
+		error_at(sema, arg->loc, "%s() needs an integer, not %s", call->name, type_name(arg->type));
+		return;
+	}
+	call->type = type_named_int(names);
+}
+
+void check_syscall_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_syscall); }
+void check_signal_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_signal); }
+void check_errno_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_errno); }
+void check_softirq_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_softirq); }

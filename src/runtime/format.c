@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/names.h"
 #include "common/printf_format.h"
 #include "runtime/symbols.h"
 
@@ -249,7 +250,14 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 	case TYPE_INT: {
 		uint64_t raw = natural ? format_read_sized(data, type->size, type->is_signed)
 				       : format_read_u64(data);
-		if (type->is_signed)
+		if (type->int_names) {
+			char buf[INT_NAME_MAX];
+			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
+			if (json)
+				format_json_string(sb, name, strlen(name));
+			else
+				strbuf_puts(sb, name);
+		} else if (type->is_signed)
 			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
 		else
 			strbuf_printf(sb, "%llu", (unsigned long long)raw);
@@ -520,7 +528,11 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 
 	if (type_is_integer_like(arg->type)) {
 		uint64_t value = format_read_u64(data);
-		if (spec.conversion == 's')
+		char buf[INT_NAME_MAX];
+		if (spec.conversion == 's' && arg->type->int_names)
+			format_string_conversion(sb, &spec, arg->type->int_names->name((int64_t)value, buf,
+											 sizeof(buf)));
+		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
 		else
 			format_integer_conversion(sb, &spec, value);

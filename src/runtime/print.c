@@ -392,10 +392,15 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 	case TYPE_COUNT:
 		put_number(sb, divide(entry->order, false, div), false);
 		break;
+	case TYPE_INT:
+		if (type->int_names) {
+			format_value(sb, type, entry->value, json);
+			break;
+		}
+		/* fall through */
 	case TYPE_SUM:
 	case TYPE_MIN:
 	case TYPE_MAX:
-	case TYPE_INT:
 		put_number(sb, divide(entry->order, type->is_signed, div), type->is_signed);
 		break;
 	case TYPE_POINTER:
