@@ -1896,6 +1896,32 @@ struct value generate_signal_name(struct codegen *gen, struct node *call) { retu
 struct value generate_errno_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
+/* row(): like printf, the values after the names and the format. */
+struct value generate_row(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, call->args->next->next);
+	return value_none();
+}
+
+/* The map printers for tools: the record is the event index; user space reads the maps. */
+struct value generate_print_log2_hist(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
+struct value generate_print_linear_hist(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
+struct value generate_print_top(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
 static int count_pid_reads(const struct node *node)
 {
 	int count = 0;
