@@ -2285,8 +2285,8 @@ void check_print_top(struct sema *sema, struct node *call)
 		} else if (!type_equal(map->key_type, other->key_type) ||
 			   map->key_is_multi != other->key_is_multi) {
 			error_at(sema, extra->loc, "%s is keyed by %s, but %s by %s", other->name,
-				 map->key_type ? type_name(map->key_type) : "nothing", map->name,
-				 other->key_type ? type_name(other->key_type) : "nothing");
+				 other->key_type ? type_name(other->key_type) : "nothing", map->name,
+				 map->key_type ? type_name(map->key_type) : "nothing");
 			ok = false;
 		} else if (column_count < MAX_ROW_FIELDS + 2) {
 			columns[column_count++] = column;
