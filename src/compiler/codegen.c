@@ -1904,23 +1904,15 @@ struct value generate_row(struct codegen *gen, struct node *call)
 }
 
 /* The map printers for tools: the record is the event index; user space reads the maps. */
-struct value generate_print_log2_hist(struct codegen *gen, struct node *call)
+static struct value send_map_print(struct codegen *gen, struct node *call)
 {
 	send_event(gen, call, NULL);
 	return value_none();
 }
 
-struct value generate_print_linear_hist(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, NULL);
-	return value_none();
-}
-
-struct value generate_print_top(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, NULL);
-	return value_none();
-}
+struct value generate_print_log2_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+struct value generate_print_linear_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+struct value generate_print_top(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 
 static int count_pid_reads(const struct node *node)
 {

@@ -36,6 +36,15 @@
 #define TOOLPRINT_STARS 40
 #define TOOLPRINT_LOG2_SLOTS 64
 
+/* Writes and frees what was printed. */
+static void put_output(const struct output *out, struct strbuf *sb)
+{
+	if (sb->length)
+		fwrite(sb->data, 1, sb->length, out->file);
+	fflush(out->file);
+	strbuf_free(sb);
+}
+
 /* ---- rows ---- */
 
 /* Bytes a row needs: up to the end of its last column. */
@@ -261,10 +270,7 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 		}
 		free(row);
 	}
-	if (sb.length)
-		fwrite(sb.data, 1, sb.length, out->file);
-	fflush(out->file);
-	strbuf_free(&sb);
+	put_output(out, &sb);
 	free(slots);
 	snapshot_histograms_free(groups, group_count);
 	snapshot_free(&snap);
@@ -386,10 +392,7 @@ int print_tool_top(const struct output *out, const struct program *program,
 		}
 		free(row);
 	}
-	if (sb.length)
-		fwrite(sb.data, 1, sb.length, out->file);
-	fflush(out->file);
-	strbuf_free(&sb);
+	put_output(out, &sb);
 	free(rows);
 	for (int i = 0; i < event->extra_map_count; i++) {
 		free(columns[i].keys);
