@@ -3,7 +3,7 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
-CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc
+CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen
 LDLIBS  := -lbpf -lelf -lz
 PREFIX  ?= /usr/local
 
@@ -18,6 +18,11 @@ OBJS     := $(SRCS:%.c=build/obj/%.o) $(GEN_OBJS)
 LIB_OBJS := $(LIB_SRCS:%.c=build/obj/%.o) $(GEN_OBJS)
 ASAN_OBJS:= $(SRCS:%.c=build/asan/obj/%.o) $(GEN_OBJS:build/obj/%=build/asan/obj/%)
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+# syscall_name()'s table, from this architecture's syscall numbers
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+UNISTD_H ?= /usr/include/$(MULTIARCH)/asm/unistd_64.h
+GEN_HDRS := build/gen/syscall_names.h
 
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=build/tests/%)
@@ -65,6 +70,13 @@ build/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
 build/asan/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -Wno-missing-prototypes -c -o $@ $<
+
+build/gen/syscall_names.h: $(UNISTD_H)
+	@mkdir -p $(dir $@)
+	sed -n 's/^#define __NR_\([a-z0-9_]*\)[ \t]*\([0-9][0-9]*\)$$/\t[\2] = "\1",/p' $< > $@.tmp
+	mv $@.tmp $@
+
+build/obj/src/common/names.o build/asan/obj/src/common/names.o: $(GEN_HDRS)
 
 asan: build/asan/sonde
 build/asan/sonde: $(ASAN_OBJS)

@@ -18,7 +18,8 @@
  *
  * format_check_arg() says whether a value of some type can feed a
  * conversion: the integer conversions take integers and pointers, %s takes
- * strings, ntop() addresses, stacks and ksym()/usym() symbols, and bpftrace's
+ * strings, ntop() addresses, stacks, ksym()/usym() symbols and the integers
+ * of syscall_name() and friends (printed as names), and bpftrace's
  * %r takes buf() buffers (and, unlike bpftrace, strings), printed with
  * non-printable bytes escaped.
  */
@@ -189,7 +190,7 @@ char *format_check_arg(const struct format_piece *conversion, const struct type 
 		return NULL;
 	if (conversion->conversion == 's') {
 		if (type->kind == TYPE_STRING || type->kind == TYPE_INET || type->kind == TYPE_STACK ||
-		    type->kind == TYPE_SYMBOL)
+		    type->kind == TYPE_SYMBOL || (type->kind == TYPE_INT && type->int_names))
 			return NULL;
 		return xasprintf("%%s specifier expects a value of type string (%s supplied)",
 				 format_type_word(type));

@@ -2,6 +2,7 @@
 #include "program.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../probes/provider.h"
 
@@ -15,18 +16,26 @@ int program_stack_map(const struct program *program, int depth)
 	return -1;
 }
 
+void event_desc_clear(struct event_desc *event)
+{
+	for (int j = 0; j < event->arg_count; j++)
+		free(event->args[j].strftime_format);
+	free(event->args);
+	free(event->format);
+	free(event->field_names);
+	free(event->unit);
+	free(event->trailer);
+	free(event->extra_map_ids);
+	memset(event, 0, sizeof(*event));
+}
+
 void program_free(struct program *program)
 {
 	for (int i = 0; i < program->maps.count; i++)
 		free(program->maps.items[i].name);
 	free(program->maps.items);
-	for (int i = 0; i < program->events.count; i++) {
-		struct event_desc *event = &program->events.items[i];
-		for (int j = 0; j < event->arg_count; j++)
-			free(event->args[j].strftime_format);
-		free(event->args);
-		free(event->format);
-	}
+	for (int i = 0; i < program->events.count; i++)
+		event_desc_clear(&program->events.items[i]);
 	free(program->events.items);
 	for (int i = 0; i < program->probes.count; i++) {
 		struct probe_program *probe = &program->probes.items[i];

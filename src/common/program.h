@@ -27,7 +27,11 @@
  *    [min + (i-1)*step, min + i*step), n+1 holds v >= max, n = (max-min)/step.
  *
  * Ring-buffer records: a u64 event index (into program.events) then the
- * arguments at the offsets listed in event_desc.args.
+ * arguments at the offsets listed in event_desc.args. PRINT_TOP and
+ * PRINT_*_HIST records are the index alone: their args describe the row the
+ * runtime assembles for each map entry (u64 index slot, the user key as
+ * stored in the map, then for PRINT_TOP one u64 per value column) and
+ * format it with the event's format.
  */
 #ifndef SONDE_PROGRAM_H
 #define SONDE_PROGRAM_H
@@ -86,6 +90,10 @@ enum event_kind {
 	EVENT_ZERO_MAP,    /* map_id */
 	EVENT_PRINT_VALUE, /* args[0]: a value that is not a map */
 	EVENT_JOIN,        /* args[0]: string array; format holds the delimiter */
+	EVENT_ROW,         /* row(): printf, or in JSON one object keyed by field_names */
+	EVENT_PRINT_LOG2_HIST,   /* map_id, unit; format labels each key's histogram */
+	EVENT_PRINT_LINEAR_HIST, /* the same for lhist() maps */
+	EVENT_PRINT_TOP,   /* map_id, top, format; extra_map_ids give further columns */
 };
 
 enum arg_conversion {
@@ -110,6 +118,13 @@ struct event_desc {
 	int top;                    /* print(@m, top, div): 0 = all */
 	int div;                    /* 0 = no division */
 	int join_count;             /* EVENT_JOIN: number of string slots */
+	char *field_names;          /* ROW, PRINT_TOP, PRINT_*_HIST: JSON names, one per
+				     * conversion (per key field for histograms),
+				     * space separated; NULL: k0 k1 ... value ... */
+	char *unit;                 /* PRINT_*_HIST: the title of the bucket column */
+	char *trailer;              /* PRINT_*_HIST: text after each labelled histogram */
+	int *extra_map_ids;         /* PRINT_TOP: maps whose values for the same key follow */
+	int extra_map_count;
 	struct src_loc loc;         /* the call, for runtime messages */
 };
 
@@ -151,6 +166,9 @@ struct program {
  * one per depth used, as in bpftrace: a trace is hashed over the frames it
  * keeps), or -1. */
 int program_stack_map(const struct program *program, int depth);
+
+/* Frees what an event description owns and zeroes it. */
+void event_desc_clear(struct event_desc *event);
 
 void program_free(struct program *program);
 

@@ -110,6 +110,27 @@ struct type *type_aggregation(enum type_kind kind, bool is_signed)
 	return type;
 }
 
+struct type *type_named_int(const struct int_names *names)
+{
+	struct type *type = type_new(TYPE_INT);
+	type->size = 8;
+	type->is_signed = true;
+	type->int_names = names;
+	return type;
+}
+
+struct type *type_widened(struct type *type)
+{
+	if (!type || type->kind != TYPE_INT || type->size == 8)
+		return type;
+	if (type->int_names) {
+		struct type *named = type_named_int(type->int_names);
+		named->is_signed = type->is_signed;
+		return named;
+	}
+	return type_int(8, type->is_signed);
+}
+
 bool type_is_aggregation(const struct type *type)
 {
 	return type && type->kind >= TYPE_COUNT && type->kind <= TYPE_LHIST;
@@ -128,7 +149,8 @@ bool type_equal(const struct type *a, const struct type *b)
 		return false;
 	switch (a->kind) {
 	case TYPE_INT:
-		return a->size == b->size && a->is_signed == b->is_signed;
+		return a->size == b->size && a->is_signed == b->is_signed &&
+		       a->int_names == b->int_names;
 	case TYPE_STRING:
 		return a->size == b->size;
 	case TYPE_TUPLE:

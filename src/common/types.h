@@ -64,6 +64,7 @@ enum stack_mode {
 };
 
 struct type;
+struct int_names;
 
 struct type_field {
 	char *name;          /* NULL for tuple fields */
@@ -77,6 +78,8 @@ struct type {
 	enum type_kind kind;
 	int size;            /* bytes this value occupies in BPF memory */
 	bool is_signed;      /* TYPE_INT, and the value of TYPE_SUM/MIN/MAX/AVG/STATS */
+	/* TYPE_INT from syscall_name() etc.: printed as a name (common/names.h) */
+	const struct int_names *int_names;
 
 	/* TYPE_TUPLE, TYPE_RECORD */
 	int field_count;
@@ -120,6 +123,11 @@ struct type *type_pointer(struct type *pointee, bool is_user);
 /* Builds a tuple from element types, computing 8-aligned offsets. */
 struct type *type_tuple(struct type **elements, int count);
 struct type *type_aggregation(enum type_kind kind, bool is_signed);
+/* A signed 64-bit integer printed through a name table (names.h). */
+struct type *type_named_int(const struct int_names *names);
+/* The type of an integer inside maps, tuples and records: 8 bytes, its
+ * signedness and name table kept. Other types are returned as they are. */
+struct type *type_widened(struct type *type);
 
 /* Releases every type made so far; nothing may use them afterwards. */
 void type_free_all(void);

@@ -1935,6 +1935,39 @@ struct value generate_lhist(struct codegen *gen, struct node *call)
 /* ---- one probe program ---- */
 
 /* How often pid and tid are read in a tree (a helper call each, otherwise). */
+/* syscall_name(n) and friends: n widened to 64 bits; only the type differs. */
+static struct value generate_named_int(struct codegen *gen, struct node *call)
+{
+	struct value arg = gen_expr(gen, call->args);
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, reg, value_to_reg(gen, arg));
+	convert_int(gen, reg, call->args->type);
+	return value_reg(reg, call->type);
+}
+
+struct value generate_syscall_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+struct value generate_signal_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+struct value generate_errno_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+/* row(): like printf, the values after the names and the format. */
+struct value generate_row(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, call->args->next->next);
+	return value_none();
+}
+
+/* The map printers for tools: the record is the event index; user space reads the maps. */
+static struct value send_map_print(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, NULL);
+	return value_none();
+}
+
+struct value generate_print_log2_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+struct value generate_print_linear_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+struct value generate_print_top(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+
 static int count_pid_reads(const struct node *node)
 {
 	int count = 0;

@@ -60,7 +60,15 @@ struct function_def {
 	X(max, 1, 1, true, false)             \
 	X(stats, 1, 1, true, false)           \
 	X(hist, 1, 2, true, false)            \
-	X(lhist, 4, 4, true, false)
+	X(lhist, 4, 4, true, false)           \
+	X(syscall_name, 1, 1, false, false)   \
+	X(signal_name, 1, 1, false, false)    \
+	X(errno_name, 1, 1, false, false)     \
+	X(softirq_name, 1, 1, false, false)   \
+	X(row, 2, -1, false, false)           \
+	X(print_log2_hist, 2, 5, false, false) \
+	X(print_linear_hist, 2, 5, false, false) \
+	X(print_top, 3, -1, false, false)
 
 #define DECLARE_FUNCTION(name, min, max, agg, unsafe)              \
 	void check_##name(struct sema *sema, struct node *call);    \

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/names.h"
 #include "../common/printf_format.h"
 #include "../kernel/btf.h"
 #include "functions.h"
@@ -146,14 +147,14 @@ static struct type *key_type_of(struct node *map_node, bool *is_multi)
 	if (count == 1) {
 		struct type *type = map_node->args->type;
 		if (type && type->kind == TYPE_INT)
-			return type_int(8, type->is_signed);
+			return type_widened(type);
 		return type;
 	}
 	struct type **elements = xcalloc(count, sizeof(*elements));
 	int i = 0;
 	for (struct node *key = map_node->args; key; key = key->next) {
 		struct type *type = key->type;
-		elements[i++] = type && type->kind == TYPE_INT ? type_int(8, type->is_signed) : type;
+		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
 	}
 	struct type *tuple = type_tuple(elements, count);
 	free(elements);
@@ -879,7 +880,7 @@ static void check_tuple(struct sema *sema, struct node *node)
 			error_at(sema, element->loc, "%s cannot be part of a tuple", type_name(type));
 			ok = false;
 		}
-		elements[i++] = type && type->kind == TYPE_INT ? type_int(8, type->is_signed) : type;
+		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
 	}
 	node->type = ok ? type_tuple(elements, count) : type_none();
 	free(elements);
@@ -1173,7 +1174,7 @@ static void check_assign(struct sema *sema, struct node *node)
 		return;
 	}
 	if (value && value->kind == TYPE_INT)
-		value = type_int(8, value->is_signed);
+		value = type_widened(value);
 	if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
 		error_at(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
 			 "its fields", type_name(value));
@@ -1456,11 +1457,7 @@ static struct event_desc *new_event(struct sema *sema, struct node *call, enum e
 	    program->events.items[call->event_id - 1].loc.line == call->loc.line &&
 	    program->events.items[call->event_id - 1].loc.column == call->loc.column) {
 		struct event_desc *event = &program->events.items[call->event_id - 1];
-		for (int i = 0; i < event->arg_count; i++)
-			free(event->args[i].strftime_format);
-		free(event->args);
-		free(event->format);
-		memset(event, 0, sizeof(*event));
+		event_desc_clear(event);
 		event->kind = kind;
 		event->loc = call->loc;
 		return event;
@@ -1477,7 +1474,7 @@ static void event_add_arg(struct event_desc *event, struct type *type, enum arg_
 	event->args = xrealloc(event->args, sizeof(*event->args) * (event->arg_count + 1));
 	int offset = event->record_size ? event->record_size : 8;
 	struct event_arg arg = {
-		.type = type->kind == TYPE_INT ? type_int(8, type->is_signed) : type,
+		.type = type->kind == TYPE_INT ? type_widened(type) : type,
 		.offset = offset,
 		.conversion = conv,
 		.strftime_format = strftime_format ? xstrdup(strftime_format) : NULL,
@@ -1486,14 +1483,14 @@ static void event_add_arg(struct event_desc *event, struct type *type, enum arg_
 	event->record_size = offset + ((type_storage_size(arg.type) + 7) & ~7);
 }
 
-/* printf/system/cat: a literal format then values checked against it. */
-static void check_format_call(struct sema *sema, struct node *call, enum event_kind kind)
+/* printf/system/cat/row: a literal format then values checked against it. */
+static struct event_desc *check_format_call(struct sema *sema, struct node *call,
+					     struct node *format, enum event_kind kind)
 {
-	struct node *format = call->args;
 	check_expr(sema, format);
 	if (format->kind != NODE_STRING) {
 		error_at(sema, format->loc, "%s() needs a string literal as its format", call->name);
-		return;
+		return NULL;
 	}
 	for (struct node *arg = format->next; arg; arg = arg->next)
 		check_expr(sema, arg);
@@ -1504,7 +1501,7 @@ static void check_format_call(struct sema *sema, struct node *call, enum event_k
 		struct src_loc loc = format->loc;
 		error_at(sema, loc, "%s", error);
 		free(error);
-		return;
+		return NULL;
 	}
 	int given = count_list(format->next);
 	if (given != pieces.conversion_count) {
@@ -1512,7 +1509,7 @@ static void check_format_call(struct sema *sema, struct node *call, enum event_k
 			 call->name, pieces.conversion_count, pieces.conversion_count == 1 ? "" : "s",
 			 given, given == 1 ? " is" : "s are");
 		format_pieces_free(&pieces);
-		return;
+		return NULL;
 	}
 	struct event_desc *event = new_event(sema, call, kind);
 	event->format = xstrdup(format->string_value);
@@ -1541,23 +1538,24 @@ static void check_format_call(struct sema *sema, struct node *call, enum event_k
 		arg = arg->next;
 	}
 	format_pieces_free(&pieces);
+	return event;
 }
 
 void check_printf(struct sema *sema, struct node *call)
 {
-	check_format_call(sema, call, EVENT_PRINTF);
+	check_format_call(sema, call, call->args, EVENT_PRINTF);
 	call->type = type_void();
 }
 
 void check_system(struct sema *sema, struct node *call)
 {
-	check_format_call(sema, call, EVENT_SYSTEM);
+	check_format_call(sema, call, call->args, EVENT_SYSTEM);
 	call->type = type_void();
 }
 
 void check_cat(struct sema *sema, struct node *call)
 {
-	check_format_call(sema, call, EVENT_CAT);
+	check_format_call(sema, call, call->args, EVENT_CAT);
 	call->type = type_void();
 }
 
@@ -2032,4 +2030,333 @@ void check_lhist(struct sema *sema, struct node *call)
 	else if ((type->lhist_max - type->lhist_min) / type->lhist_step > 1000)
 		error_at(sema, step->loc, "lhist() would have more than 1000 buckets");
 	call->type = type;
+}
+
+/* syscall_name(n) and friends: the integer itself, typed to print as a name. */
+static void check_named_int(struct sema *sema, struct node *call, const struct int_names *names)
+{
+	struct node *arg = call->args;
+	check_expr(sema, arg);
+	call->type = type_none();
+	if (!arg->type || arg->type->kind == TYPE_NONE)
+		return;
+	if (arg->type->kind != TYPE_INT) {
+		error_at(sema, arg->loc, "%s() needs an integer, not %s", call->name, type_name(arg->type));
+		return;
+	}
+	call->type = type_named_int(names);
+}
+
+void check_syscall_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_syscall); }
+void check_signal_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_signal); }
+void check_errno_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_errno); }
+void check_softirq_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_softirq); }
+
+/* ---- output for tools: row, print_log2_hist, print_linear_hist, print_top ---- */
+
+/*
+ * The JSON names of a row: a string literal of `expected` space-separated
+ * names, normalized to single spaces. NULL (and an error) otherwise.
+ */
+static char *check_field_names(struct sema *sema, struct node *call, struct node *names,
+			       int expected, const char *what)
+{
+	if (names->kind != NODE_STRING) {
+		error_at(sema, names->loc, "%s() needs a string literal of field names here", call->name);
+		return NULL;
+	}
+	struct strbuf sb;
+	int count = 0;
+	strbuf_init(&sb);
+	for (const char *p = names->string_value; *p;) {
+		size_t length = strcspn(p, " \t\n");
+		if (length) {
+			if (count++)
+				strbuf_putc(&sb, ' ');
+			strbuf_append(&sb, p, length);
+			p += length;
+		} else {
+			p++;
+		}
+	}
+	if (count != expected) {
+		error_at(sema, names->loc, "%s() has %d field name%s but %d %s%s", call->name, count,
+			 count == 1 ? "" : "s", expected, what, expected == 1 ? "" : "s");
+		strbuf_free(&sb);
+		return NULL;
+	}
+	return strbuf_release(&sb);
+}
+
+/* Default JSON names: k0 k1 ... for key fields, then the given tail. */
+static char *default_field_names(int key_fields, const char *tail)
+{
+	struct strbuf sb;
+	strbuf_init(&sb);
+	for (int i = 0; i < key_fields; i++)
+		strbuf_printf(&sb, "%sk%d", i ? " " : "", i);
+	if (tail && *tail)
+		strbuf_printf(&sb, "%s%s", key_fields ? " " : "", tail);
+	return strbuf_release(&sb);
+}
+
+/* A literal format checked against the types of values the runtime supplies. */
+static bool check_format_types(struct sema *sema, struct node *call, struct node *format,
+			       struct type **types, int count, const char *what)
+{
+	if (format->kind != NODE_STRING) {
+		error_at(sema, format->loc, "%s() needs a string literal as its format", call->name);
+		return false;
+	}
+	struct format_pieces pieces = { 0 };
+	char *error = NULL;
+	int error_offset = 0;
+	if (format_parse(format->string_value, &pieces, &error, &error_offset) < 0) {
+		error_at(sema, format->loc, "%s", error);
+		free(error);
+		return false;
+	}
+	bool ok = true;
+	if (pieces.conversion_count != count) {
+		error_at(sema, format->loc, "%s() format has %d conversion%s for %d %s", call->name,
+			 pieces.conversion_count, pieces.conversion_count == 1 ? "" : "s", count, what);
+		ok = false;
+	}
+	for (int i = 0, n = 0; ok && i < pieces.count; i++) {
+		if (!pieces.items[i].is_conversion)
+			continue;
+		char *mismatch = format_check_arg(&pieces.items[i], types[n++]);
+		if (mismatch) {
+			error_at(sema, format->loc, "conversion %d (%s): %s", n, pieces.items[i].text,
+				 mismatch);
+			free(mismatch);
+			ok = false;
+		}
+	}
+	format_pieces_free(&pieces);
+	return ok;
+}
+
+/* The fields of a map's key, as print_top and histogram labels pass them. */
+static int key_fields(const struct map_desc *map, struct type **fields, int room)
+{
+	if (!map->key_type)
+		return 0;
+	if (!map->key_is_multi) {
+		fields[0] = map->key_type;
+		return 1;
+	}
+	int count = map->key_type->field_count < room ? map->key_type->field_count : room;
+	for (int i = 0; i < count; i++)
+		fields[i] = map->key_type->fields[i].type;
+	return count;
+}
+
+#define MAX_ROW_FIELDS 32
+
+/* row("a b", "format", a, b): printf in text, {"a": .., "b": ..} in JSON. */
+void check_row(struct sema *sema, struct node *call)
+{
+	struct node *names = call->args;
+	call->type = type_void();
+	check_expr(sema, names);
+	struct event_desc *event = check_format_call(sema, call, names->next, EVENT_ROW);
+	if (!event)
+		return;
+	char *field_names = check_field_names(sema, call, names, count_list(names->next->next),
+					      "value");
+	event = &sema->program->events.items[call->event_id - 1];
+	event->field_names = field_names;
+}
+
+/* A whole map for print_top and the histogram printers; NULL when not one. */
+static struct map_desc *check_printed_map(struct sema *sema, struct node *call)
+{
+	struct node *map = call->args;
+	if (map->kind != NODE_MAP || map->args) {
+		error_at(sema, map->loc, "%s() needs a whole map, like %s(@m, ...)", call->name,
+			 call->name);
+		return NULL;
+	}
+	return map_for(sema, map);
+}
+
+static bool check_literal(struct sema *sema, struct node *call, struct node *arg, const char *what)
+{
+	check_expr(sema, arg);
+	if (arg->kind == NODE_STRING)
+		return true;
+	error_at(sema, arg->loc, "%s()'s %s must be a string literal", call->name, what);
+	return false;
+}
+
+/* print_log2_hist(@m, "unit"[, "label format"[, "names"[, "after"]]]) and the linear one. */
+static void check_print_hist(struct sema *sema, struct node *call, enum type_kind kind,
+			     enum event_kind event_kind)
+{
+	call->type = type_void();
+	struct map_desc *map = check_printed_map(sema, call);
+	struct node *unit = call->args->next;
+	struct node *label = unit->next;
+	struct node *names = label ? label->next : NULL;
+	struct node *after = names ? names->next : NULL;
+	if (!map || !check_literal(sema, call, unit, "unit") ||
+	    (label && !check_literal(sema, call, label, "label format")) ||
+	    (names && !check_literal(sema, call, names, "field names")) ||
+	    (after && !check_literal(sema, call, after, "text after each histogram")))
+		return;
+	if (!map->value_type)
+		return; /* the first pass may not know it yet */
+	if (map->value_type->kind != kind) {
+		error_at(sema, call->args->loc, "%s() needs a map of %s() values; %s holds %s",
+			 call->name, type_kind_name(kind), map->name, type_name(map->value_type));
+		return;
+	}
+	struct type *fields[MAX_ROW_FIELDS];
+	int field_count = key_fields(map, fields, MAX_ROW_FIELDS);
+	if (field_count && !label) {
+		error_at(sema, call->loc, "%s() of keyed map %s needs a label format for each key, "
+			 "like \"disk = %%s\\n\"", call->name, map->name);
+		return;
+	}
+	if (!field_count && label) {
+		error_at(sema, label->loc, "%s has no key for a label format", map->name);
+		return;
+	}
+	if (label && !check_format_types(sema, call, label, fields, field_count, "key field"))
+		return;
+	char *field_names = names && names->string_value[0]
+				    ? check_field_names(sema, call, names, field_count, "key field")
+				    : default_field_names(field_count, NULL);
+	if (!field_names)
+		return;
+	struct event_desc *event = new_event(sema, call, event_kind);
+	event->map_id = map->id;
+	event->unit = xstrdup(unit->string_value);
+	event->format = xstrdup(label ? label->string_value : "");
+	event->trailer = xstrdup(after ? after->string_value : "");
+	event->field_names = field_names;
+	for (int i = 0; i < field_count; i++)
+		event_add_arg(event, fields[i], ARG_PLAIN, NULL);
+	event->record_size = 8; /* the record is the index alone; args describe a row */
+}
+
+void check_print_log2_hist(struct sema *sema, struct node *call)
+{
+	check_print_hist(sema, call, TYPE_HIST, EVENT_PRINT_LOG2_HIST);
+}
+
+void check_print_linear_hist(struct sema *sema, struct node *call)
+{
+	check_print_hist(sema, call, TYPE_LHIST, EVENT_PRINT_LINEAR_HIST);
+}
+
+/* The integer print_top passes for a map's value; NULL when it has none. */
+static struct type *top_column_type(const struct type *value)
+{
+	switch (value->kind) {
+	case TYPE_COUNT:
+		return type_int(8, false);
+	case TYPE_SUM:
+	case TYPE_MIN:
+	case TYPE_MAX:
+	case TYPE_AVG:
+		return type_int(8, value->is_signed);
+	case TYPE_INT:
+		return (struct type *)value;
+	default:
+		return NULL;
+	}
+}
+
+/* print_top(@m, top, ["names",] "format"[, @m2, ...]) */
+void check_print_top(struct sema *sema, struct node *call)
+{
+	call->type = type_void();
+	struct map_desc *map = check_printed_map(sema, call);
+	struct node *top = call->args->next;
+	struct node *format = top->next;
+	if (!map || !format) {
+		if (map)
+			error_at(sema, call->loc, "print_top() needs a format after top");
+		return;
+	}
+	struct node *names = NULL;
+	if (format->next && format->next->kind == NODE_STRING) {
+		names = format;
+		format = format->next;
+	}
+	check_expr(sema, top);
+	if (!is_int_constant(top) || (int64_t)top->const_value < 0) {
+		error_at(sema, top->loc, "print_top()'s top must be a constant integer (0: all rows)");
+		return;
+	}
+	if ((names && !check_literal(sema, call, names, "field names")) ||
+	    !check_literal(sema, call, format, "format"))
+		return;
+	struct type *columns[MAX_ROW_FIELDS + 2];
+	int column_count = 0;
+	VEC(int) extras = { 0 };
+	struct strbuf default_tail;
+	strbuf_init(&default_tail);
+	strbuf_puts(&default_tail, "value");
+	bool ok = map->value_type != NULL;
+	if (ok) {
+		column_count = key_fields(map, columns, MAX_ROW_FIELDS);
+		columns[column_count] = top_column_type(map->value_type);
+		if (!columns[column_count++]) {
+			error_at(sema, call->args->loc, "print_top() ranks maps of count(), sum(), min(), "
+				 "max(), avg() or integers; %s holds %s", map->name,
+				 type_name(map->value_type));
+			ok = false;
+		}
+	}
+	for (struct node *extra = format->next; extra; extra = extra->next) {
+		if (extra->kind != NODE_MAP || extra->args) {
+			error_at(sema, extra->loc, "print_top()'s further columns must be whole maps");
+			ok = false;
+			continue;
+		}
+		struct map_desc *other = map_for(sema, extra);
+		if (!ok || !other->value_type)
+			continue;
+		struct type *column = top_column_type(other->value_type);
+		if (!column) {
+			error_at(sema, extra->loc, "print_top() columns come from maps of count(), sum(), "
+				 "min(), max(), avg() or integers; %s holds %s", other->name,
+				 type_name(other->value_type));
+			ok = false;
+		} else if (!type_equal(map->key_type, other->key_type) ||
+			   map->key_is_multi != other->key_is_multi) {
+			error_at(sema, extra->loc, "%s is keyed by %s, but %s by %s", other->name,
+				 other->key_type ? type_name(other->key_type) : "nothing", map->name,
+				 map->key_type ? type_name(map->key_type) : "nothing");
+			ok = false;
+		} else if (column_count < MAX_ROW_FIELDS + 2) {
+			columns[column_count++] = column;
+			vec_push(&extras, other->id);
+			strbuf_printf(&default_tail, " %s", other->name[1] ? other->name + 1 : "value");
+		}
+	}
+	char *field_names = NULL;
+	if (ok && check_format_types(sema, call, format, columns, column_count, "columns (key "
+				     "fields, then the values)"))
+		field_names = names ? check_field_names(sema, call, names, column_count, "column")
+				    : default_field_names(column_count - 1 - extras.count,
+							  default_tail.data);
+	strbuf_free(&default_tail);
+	if (!field_names) {
+		free(extras.items);
+		return;
+	}
+	struct event_desc *event = new_event(sema, call, EVENT_PRINT_TOP);
+	event->map_id = map->id;
+	event->top = (int)top->const_value;
+	event->format = xstrdup(format->string_value);
+	event->field_names = field_names;
+	event->extra_map_ids = extras.items;
+	event->extra_map_count = extras.count;
+	for (int i = 0; i < column_count; i++)
+		event_add_arg(event, columns[i], ARG_PLAIN, NULL);
+	event->record_size = 8; /* the record is the index alone; args describe a row */
 }

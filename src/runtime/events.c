@@ -323,6 +323,29 @@ static int events_handle(void *context, void *data, size_t size)
 	case EVENT_JOIN:
 		events_join(loop, event, record);
 		break;
+	case EVENT_ROW:
+		strbuf_reset(&loop->text);
+		if (loop->output.json) {
+			strbuf_putc(&loop->text, '{');
+			format_json_fields(&loop->text, event, record);
+			strbuf_puts(&loop->text, "}\n");
+		} else {
+			format_event(&loop->text, event, record);
+		}
+		if (loop->text.length)
+			fwrite(loop->text.data, 1, loop->text.length, loop->output.file);
+		break;
+	case EVENT_PRINT_LOG2_HIST:
+	case EVENT_PRINT_LINEAR_HIST:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			print_tool_histograms(&loop->output, map, event);
+		break;
+	case EVENT_PRINT_TOP:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			print_tool_top(&loop->output, loop->program, event);
+		break;
 	}
 	/* A ring that refills as fast as it drains would otherwise keep
 	 * ring_buffer__poll() busy for ever. */

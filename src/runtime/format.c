@@ -25,11 +25,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/names.h"
 #include "common/printf_format.h"
 #include "runtime/symbols.h"
 
@@ -249,7 +251,14 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 	case TYPE_INT: {
 		uint64_t raw = natural ? format_read_sized(data, type->size, type->is_signed)
 				       : format_read_u64(data);
-		if (type->is_signed)
+		if (type->int_names) {
+			char buf[INT_NAME_MAX];
+			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
+			if (json)
+				format_json_string(sb, name, strlen(name));
+			else
+				strbuf_puts(sb, name);
+		} else if (type->is_signed)
 			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
 		else
 			strbuf_printf(sb, "%llu", (unsigned long long)raw);
@@ -500,6 +509,15 @@ static void format_integer_conversion(struct strbuf *sb, const struct format_spe
 	}
 }
 
+/* strftime(fmt, nsecs) as a printf argument: the formatted wall-clock time. */
+static void format_strftime_arg(struct strbuf *sb, const struct event_arg *arg, const char *data)
+{
+	struct timespec wall;
+
+	format_boot_to_wall(format_read_u64(data), &wall);
+	format_strftime_at(sb, arg->strftime_format ? arg->strftime_format : "", &wall);
+}
+
 static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 			   const struct event_arg *arg, const char *record)
 {
@@ -509,10 +527,8 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 	format_split_spec(piece->text, &spec);
 	if (arg->conversion == ARG_STRFTIME) {
 		struct strbuf text;
-		struct timespec wall;
 		strbuf_init(&text);
-		format_boot_to_wall(format_read_u64(data), &wall);
-		format_strftime_at(&text, arg->strftime_format ? arg->strftime_format : "", &wall);
+		format_strftime_arg(&text, arg, data);
 		format_string_conversion(sb, &spec, text.data ? text.data : "");
 		strbuf_free(&text);
 		return;
@@ -520,7 +536,11 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 
 	if (type_is_integer_like(arg->type)) {
 		uint64_t value = format_read_u64(data);
-		if (spec.conversion == 's')
+		char buf[INT_NAME_MAX];
+		if (spec.conversion == 's' && arg->type->int_names)
+			format_string_conversion(sb, &spec, arg->type->int_names->name((int64_t)value, buf,
+											 sizeof(buf)));
+		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
 		else
 			format_integer_conversion(sb, &spec, value);
@@ -580,6 +600,10 @@ void format_event(struct strbuf *sb, const struct event_desc *event, const void 
 	case EVENT_PRINTF:
 	case EVENT_SYSTEM:
 	case EVENT_CAT:
+	case EVENT_ROW:
+	case EVENT_PRINT_TOP:
+	case EVENT_PRINT_LOG2_HIST:
+	case EVENT_PRINT_LINEAR_HIST:
 		break;
 	default:
 		return;
@@ -601,6 +625,44 @@ void format_event(struct strbuf *sb, const struct event_desc *event, const void 
 		if (next_arg >= event->arg_count)
 			break;
 		format_one_arg(sb, piece, &event->args[next_arg++], bytes);
+	}
+}
+
+/*
+ * row() and the tool printers in JSON: each value under its name, numbers
+ * as numbers, strings escaped, named integers (syscall_name() ...) as their
+ * names. Names missing from field_names (never, from the compiler) are vN.
+ */
+void format_json_fields(struct strbuf *sb, const struct event_desc *event, const void *record)
+{
+	const char *names = event->field_names ? event->field_names : "";
+	const char *bytes = record;
+
+	for (int i = 0; i < event->arg_count; i++) {
+		const struct event_arg *arg = &event->args[i];
+		size_t length = strcspn(names, " ");
+		if (i)
+			strbuf_puts(sb, ", ");
+		if (length) {
+			format_json_string(sb, names, length);
+		} else {
+			char fallback[16];
+			snprintf(fallback, sizeof(fallback), "v%d", i);
+			format_json_string(sb, fallback, strlen(fallback));
+		}
+		names += length;
+		while (*names == ' ')
+			names++;
+		strbuf_puts(sb, ": ");
+		if (arg->conversion == ARG_STRFTIME) {
+			struct strbuf text;
+			strbuf_init(&text);
+			format_strftime_arg(&text, arg, bytes + arg->offset);
+			format_json_string(sb, text.data ? text.data : "", text.length);
+			strbuf_free(&text);
+		} else {
+			format_value(sb, arg->type, bytes + arg->offset, true);
+		}
 	}
 }
 

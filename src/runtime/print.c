@@ -19,7 +19,7 @@
  * Ties sort by key so output is reproducible (bpftrace breaks ties for
  * hist/avg/stats by key bytes, and leaves plain maps in hash order).
  */
-#include "runtime/runtime.h"
+#include "runtime/snapshot.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -32,15 +32,6 @@
 
 /* ---- snapshot ---- */
 
-struct map_snapshot {
-	int count;
-	uint32_t key_size;     /* full BPF key */
-	uint32_t value_stride; /* bytes per CPU */
-	int ncpus;             /* copies of each value */
-	unsigned char *keys;
-	unsigned char *values;
-};
-
 static bool print_map_is_per_cpu(const struct map_desc *map)
 {
 	return map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH ||
@@ -48,7 +39,7 @@ static bool print_map_is_per_cpu(const struct map_desc *map)
 	       map->bpf_map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 }
 
-static void snapshot_free(struct map_snapshot *snap)
+void snapshot_free(struct map_snapshot *snap)
 {
 	free(snap->keys);
 	free(snap->values);
@@ -60,7 +51,7 @@ static void snapshot_free(struct map_snapshot *snap)
  * (a BPF program deleted them) are skipped; a deleted predecessor makes the
  * kernel restart from the first key, so the walk is bounded.
  */
-static int snapshot_read(const struct map_desc *map, struct map_snapshot *snap)
+int snapshot_read(const struct map_desc *map, struct map_snapshot *snap)
 {
 	memset(snap, 0, sizeof(*snap));
 	if (map->fd < 0)
@@ -103,12 +94,12 @@ static int snapshot_read(const struct map_desc *map, struct map_snapshot *snap)
 	return 0;
 }
 
-static const unsigned char *snapshot_key(const struct map_snapshot *snap, int i)
+const unsigned char *snapshot_key(const struct map_snapshot *snap, int i)
 {
 	return snap->keys + (size_t)i * snap->key_size;
 }
 
-static const unsigned char *snapshot_value(const struct map_snapshot *snap, int i)
+const unsigned char *snapshot_value(const struct map_snapshot *snap, int i)
 {
 	return snap->values + (size_t)i * snap->value_stride * snap->ncpus;
 }
@@ -171,8 +162,8 @@ static uint64_t fold_average(const struct map_snapshot *snap, const unsigned cha
 	return sum / count;
 }
 
-/* The number a plain map sorts by and prints (before div). */
-static uint64_t fold_plain(const struct map_snapshot *snap, const struct type *type,
+/* The number a plain map sorts by and prints (before div); avg() maps their average. */
+uint64_t snapshot_fold(const struct map_snapshot *snap, const struct type *type,
 			   const unsigned char *value)
 {
 	switch (type->kind) {
@@ -183,6 +174,8 @@ static uint64_t fold_plain(const struct map_snapshot *snap, const struct type *t
 		return fold_min_max(snap, value, false, type->is_signed);
 	case TYPE_MAX:
 		return fold_min_max(snap, value, true, type->is_signed);
+	case TYPE_AVG:
+		return fold_average(snap, value, type->is_signed);
 	default:
 		return print_read_u64(value);
 	}
@@ -215,7 +208,7 @@ static void put_number(struct strbuf *sb, uint64_t value, bool is_signed)
 /* ---- keys ---- */
 
 /* Key order by meaning: numbers numerically, strings alphabetically. */
-static int compare_typed(const struct type *type, const unsigned char *a, const unsigned char *b)
+int snapshot_compare_keys(const struct type *type, const unsigned char *a, const unsigned char *b)
 {
 	if (!type)
 		return 0;
@@ -231,7 +224,7 @@ static int compare_typed(const struct type *type, const unsigned char *a, const 
 	case TYPE_TUPLE:
 		for (int i = 0; i < type->field_count; i++) {
 			int offset = type->fields[i].offset;
-			int c = compare_typed(type->fields[i].type, a + offset, b + offset);
+			int c = snapshot_compare_keys(type->fields[i].type, a + offset, b + offset);
 			if (c)
 				return c;
 		}
@@ -321,14 +314,6 @@ static void put_json_footer(struct strbuf *sb, const struct map_desc *map)
 
 /* ---- sorting ---- */
 
-struct print_entry {
-	const unsigned char *key;
-	const unsigned char *value;
-	uint64_t order;     /* value to sort by, when sorting by value */
-	uint64_t *buckets;  /* hist/lhist groups */
-	int bucket_count;
-};
-
 struct sort_context {
 	const struct map_desc *map;
 	int user_key_size;
@@ -350,7 +335,7 @@ static int compare_entries(const void *pa, const void *pb, void *arg)
 			return c;
 	}
 	if (!context->ties_by_bytes) {
-		c = compare_typed(context->map->key_type, a->key, b->key);
+		c = snapshot_compare_keys(context->map->key_type, a->key, b->key);
 		if (c)
 			return c;
 	}
@@ -360,7 +345,7 @@ static int compare_entries(const void *pa, const void *pb, void *arg)
 
 /* Bytes of the user key: its storage size rounded up to 8, as the code
  * generator pads it (a hist/lhist bucket number follows). */
-static int user_key_size(const struct map_desc *map)
+int snapshot_user_key_size(const struct map_desc *map)
 {
 	int size = map->key_type ? (type_storage_size(map->key_type) + 7) & ~7 : 0;
 	bool bucketed = map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST;
@@ -392,10 +377,15 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 	case TYPE_COUNT:
 		put_number(sb, divide(entry->order, false, div), false);
 		break;
+	case TYPE_INT:
+		if (type->int_names) {
+			format_value(sb, type, entry->value, json);
+			break;
+		}
+		/* fall through */
 	case TYPE_SUM:
 	case TYPE_MIN:
 	case TYPE_MAX:
-	case TYPE_INT:
 		put_number(sb, divide(entry->order, type->is_signed, div), type->is_signed);
 		break;
 	case TYPE_POINTER:
@@ -414,7 +404,7 @@ static void print_plain(struct strbuf *sb, const struct map_desc *map,
 	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
 	struct sort_context context = {
 		.map = map,
-		.user_key_size = user_key_size(map),
+		.user_key_size = snapshot_user_key_size(map),
 		.by_value = sorts_by_value(type->kind),
 		.value_signed = type->kind != TYPE_COUNT && type->is_signed,
 	};
@@ -422,7 +412,7 @@ static void print_plain(struct strbuf *sb, const struct map_desc *map,
 	for (int i = 0; i < snap->count; i++) {
 		entries[i].key = snapshot_key(snap, i);
 		entries[i].value = snapshot_value(snap, i);
-		entries[i].order = fold_plain(snap, type, entries[i].value);
+		entries[i].order = snapshot_fold(snap, type, entries[i].value);
 	}
 	qsort_r(entries, snap->count, sizeof(*entries), compare_entries, &context);
 
@@ -460,7 +450,7 @@ static void print_stats(struct strbuf *sb, const struct map_desc *map,
 	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
 	struct sort_context context = {
 		.map = map,
-		.user_key_size = user_key_size(map),
+		.user_key_size = snapshot_user_key_size(map),
 		.by_value = true,
 		.value_signed = type->is_signed,
 		.ties_by_bytes = true,
@@ -767,11 +757,11 @@ static int compare_by_key_bytes(const void *pa, const void *pb, void *arg)
 	return bucket_a < bucket_b ? -1 : bucket_a > bucket_b;
 }
 
-static void print_histograms(struct strbuf *sb, const struct map_desc *map,
-			     const struct map_snapshot *snap, int top, int div, bool json)
+int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *snap,
+			struct print_entry **out)
 {
 	const struct type *type = map->value_type;
-	int key_bytes = user_key_size(map);
+	int key_bytes = snapshot_user_key_size(map);
 	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
 	struct bucket_order how = { is_array ? 0 : key_bytes, is_array };
 	int size = histogram_size(type);
@@ -814,6 +804,26 @@ static void print_histograms(struct strbuf *sb, const struct map_desc *map,
 			group_count--;
 		}
 	}
+	free(order);
+	*out = groups;
+	return group_count;
+}
+
+void snapshot_histograms_free(struct print_entry *groups, int count)
+{
+	for (int i = 0; i < count; i++)
+		free(groups[i].buckets);
+	free(groups);
+}
+
+static void print_histograms(struct strbuf *sb, const struct map_desc *map,
+			     const struct map_snapshot *snap, int top, int div, bool json)
+{
+	const struct type *type = map->value_type;
+	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	int key_bytes = is_array ? 0 : snapshot_user_key_size(map);
+	struct print_entry *groups;
+	int group_count = snapshot_histograms(map, snap, &groups);
 
 	struct sort_context context = {
 		.map = map,
@@ -841,10 +851,7 @@ static void print_histograms(struct strbuf *sb, const struct map_desc *map,
 		strbuf_putc(sb, '\n');
 	}
 
-	for (int i = 0; i < group_count; i++)
-		free(groups[i].buckets);
-	free(groups);
-	free(order);
+	snapshot_histograms_free(groups, group_count);
 }
 
 /* ---- entry points ---- */

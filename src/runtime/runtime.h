@@ -39,6 +39,15 @@ struct output {
 /* Prints a user map the way bpftrace does (sorted, hist bars, ...), reading
  * it from the kernel through map->fd. top/div as in print(@m, top, div). */
 int print_map(const struct output *out, const struct map_desc *map, int top, int div);
+/* print_log2_hist()/print_linear_hist() of map (the event's map) and
+ * print_top(), in libbpf-tools' layouts (toolprint.c). */
+int print_tool_histograms(const struct output *out, const struct map_desc *map,
+			  const struct event_desc *event);
+int print_tool_top(const struct output *out, const struct program *program,
+		   const struct event_desc *event);
+/* The values of a row (a record laid out as event->args says) as JSON
+ * fields named by event->field_names: "a": 1, "b": "x" (no braces). */
+void format_json_fields(struct strbuf *sb, const struct event_desc *event, const void *record);
 /* Prints one non-map value (print($x), print((1, "a"))). */
 void print_value(const struct output *out, const struct type *type, const void *data);
 /* Renders a printf-style event into sb. */

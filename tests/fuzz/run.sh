@@ -6,7 +6,8 @@ SECONDS_TO_RUN=${1:-300}
 OUT=build/fuzz
 mkdir -p "$OUT/corpus"
 SRCS=$(ls src/*/*.c | grep -v '^src/main.c$')
-clang -std=gnu11 -D_GNU_SOURCE -Isrc -g -O1 -fsanitize=fuzzer,address,undefined \
+make build/gen/syscall_names.h
+clang -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -o "$OUT/fuzz_compile" tests/fuzz/fuzz_compile.c $SRCS \
 	-lbpf -lelf -lz
 for f in tests/golden/*.bt tests/diff/*.bt tests/diff/compat/*.bt; do

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/names.h"
 #include "common/printf_format.h"
 #include "runtime/runtime.h"
 
@@ -1589,6 +1590,241 @@ static void test_status_lines(void)
 	free(text);
 }
 
+/* ---- libbpf-tools layouts (toolprint.c): sonde only ---- */
+
+static struct event_arg tool_args[8];
+
+/* An event for print_log2_hist/print_linear_hist/print_top of map_id 0,
+ * its args the given column types laid out as the compiler does. */
+static struct event_desc tool_event(enum event_kind kind, const char *format, const char *names,
+				    struct type **columns, int count)
+{
+	struct event_desc event = { .kind = kind, .format = (char *)format, .unit = "usecs",
+				    .trailer = "", .field_names = (char *)names, .args = tool_args,
+				    .arg_count = count, .record_size = 8 };
+	int offset = 8;
+	for (int i = 0; i < count; i++) {
+		tool_args[i] = (struct event_arg){ .type = columns[i], .offset = offset };
+		offset += (type_storage_size(columns[i]) + 7) & ~7;
+	}
+	return event;
+}
+
+static void expect_tool(const char *name, struct map_desc *map, struct map_desc *extra,
+			struct event_desc *event, bool json, const char *expected)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *file = open_memstream(&text, &length);
+	struct output out = { .file = file, .json = json };
+	struct map_desc maps[2] = { *map, extra ? *extra : *map };
+	struct program program = { 0 };
+	int extra_id = 1;
+
+	program.maps.items = maps;
+	program.maps.count = 2;
+	if (extra) {
+		event->extra_map_ids = &extra_id;
+		event->extra_map_count = 1;
+	}
+	if (event->kind == EVENT_PRINT_TOP)
+		print_tool_top(&out, &program, event);
+	else
+		print_tool_histograms(&out, map, event);
+	fclose(file);
+	check_text(name, text, expected);
+	free(text);
+	map_free(map);
+	if (extra)
+		map_free(extra);
+}
+
+/* runqlat's layout: 0 and 1 share slot 0, negatives are not shown */
+static void test_tool_log2(void)
+{
+	struct map_desc m = map_new("@h", NULL, false, t_hist(0));
+	int64_t values[] = { 0, 1, 2, 3, 5, 100, -4 };
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		agg_hist(&m, NOKEY, values[i]);
+	struct event_desc event = tool_event(EVENT_PRINT_LOG2_HIST, "", "", NULL, 0);
+	expect_tool("tool_log2", &m, NULL, &event, false,
+		"     usecs               : count    distribution\n"
+		"         0 -> 1          : 2        |****************************************|\n"
+		"         2 -> 3          : 2        |****************************************|\n"
+		"         4 -> 7          : 1        |********************                    |\n"
+		"         8 -> 15         : 0        |                                        |\n"
+		"        16 -> 31         : 0        |                                        |\n"
+		"        32 -> 63         : 0        |                                        |\n"
+		"        64 -> 127        : 1        |********************                    |\n");
+}
+
+/* more than 32 slots: wider columns, 20 stars (expected text from
+ * trace_helpers.c's formats); hist(x, 2) sub-buckets fold into slots */
+static void test_tool_log2_wide(void)
+{
+	struct map_desc m = map_new("@h", NULL, false, t_hist(2));
+	agg_hist(&m, NOKEY, 1);
+	for (int i = 0; i < 3; i++)
+		agg_hist(&m, NOKEY, (1LL << 33) + i * (1LL << 31));
+	struct event_desc event = tool_event(EVENT_PRINT_LOG2_HIST, "", "", NULL, 0);
+	event.unit = "nsecs";
+	expect_tool("tool_log2_wide", &m, NULL, &event, false,
+		"               nsecs                         : count    distribution\n"
+		"                   0 -> 1                    : 1        |******              |\n"
+		"                   2 -> 3                    : 0        |                    |\n"
+		"                   4 -> 7                    : 0        |                    |\n"
+		"                   8 -> 15                   : 0        |                    |\n"
+		"                  16 -> 31                   : 0        |                    |\n"
+		"                  32 -> 63                   : 0        |                    |\n"
+		"                  64 -> 127                  : 0        |                    |\n"
+		"                 128 -> 255                  : 0        |                    |\n"
+		"                 256 -> 511                  : 0        |                    |\n"
+		"                 512 -> 1023                 : 0        |                    |\n"
+		"                1024 -> 2047                 : 0        |                    |\n"
+		"                2048 -> 4095                 : 0        |                    |\n"
+		"                4096 -> 8191                 : 0        |                    |\n"
+		"                8192 -> 16383                : 0        |                    |\n"
+		"               16384 -> 32767                : 0        |                    |\n"
+		"               32768 -> 65535                : 0        |                    |\n"
+		"               65536 -> 131071               : 0        |                    |\n"
+		"              131072 -> 262143               : 0        |                    |\n"
+		"              262144 -> 524287               : 0        |                    |\n"
+		"              524288 -> 1048575              : 0        |                    |\n"
+		"             1048576 -> 2097151              : 0        |                    |\n"
+		"             2097152 -> 4194303              : 0        |                    |\n"
+		"             4194304 -> 8388607              : 0        |                    |\n"
+		"             8388608 -> 16777215             : 0        |                    |\n"
+		"            16777216 -> 33554431             : 0        |                    |\n"
+		"            33554432 -> 67108863             : 0        |                    |\n"
+		"            67108864 -> 134217727            : 0        |                    |\n"
+		"           134217728 -> 268435455            : 0        |                    |\n"
+		"           268435456 -> 536870911            : 0        |                    |\n"
+		"           536870912 -> 1073741823           : 0        |                    |\n"
+		"          1073741824 -> 2147483647           : 0        |                    |\n"
+		"          2147483648 -> 4294967295           : 0        |                    |\n"
+		"          4294967296 -> 8589934591           : 0        |                    |\n"
+		"          8589934592 -> 17179869183          : 3        |********************|\n");
+}
+
+/* biolatency -D: a label per key, ascending keys */
+static void test_tool_log2_keyed(void)
+{
+	struct type *key = t_str();
+	struct map_desc m = map_new("@h", key, false, t_hist(0));
+	agg_hist(&m, pack(key, "vda"), 10);
+	agg_hist(&m, pack(key, "sda"), 1);
+	agg_hist(&m, pack(key, "vda"), 20);
+	struct event_desc event = tool_event(EVENT_PRINT_LOG2_HIST, "\ndisk = %s\t\n", "disk", &key, 1);
+	expect_tool("tool_log2_keyed", &m, NULL, &event, false,
+		"\n"
+		"disk = sda\t\n"
+		"     usecs               : count    distribution\n"
+		"         0 -> 1          : 1        |****************************************|\n"
+		"\n"
+		"disk = vda\t\n"
+		"     usecs               : count    distribution\n"
+		"         0 -> 1          : 0        |                                        |\n"
+		"         2 -> 3          : 0        |                                        |\n"
+		"         4 -> 7          : 0        |                                        |\n"
+		"         8 -> 15         : 1        |****************************************|\n"
+		"        16 -> 31         : 1        |****************************************|\n");
+}
+
+static void test_tool_log2_json(void)
+{
+	struct type *key = t_str();
+	struct map_desc m = map_new("@h", key, false, t_hist(0));
+	agg_hist(&m, pack(key, "vda"), 3);
+	agg_hist(&m, pack(key, "vda"), 0);
+	struct event_desc event = tool_event(EVENT_PRINT_LOG2_HIST, "disk = %s\n", "disk", &key, 1);
+	expect_tool("tool_log2_json", &m, NULL, &event, true,
+		"{\"unit\": \"usecs\", \"disk\": \"vda\", \"buckets\": [{\"low\": 0, \"high\": 1, "
+		"\"count\": 1}, {\"low\": 2, \"high\": 3, \"count\": 1}]}\n");
+}
+
+/* nothing at all for an empty histogram, as print_log2_hist */
+static void test_tool_log2_empty(void)
+{
+	struct map_desc m = map_new("@h", NULL, false, t_hist(0));
+	agg_hist(&m, NOKEY, -1);
+	struct event_desc event = tool_event(EVENT_PRINT_LOG2_HIST, "", "", NULL, 0);
+	expect_tool("tool_log2_empty", &m, NULL, &event, false, "");
+}
+
+/* print_linear_hist: only non-empty slots; values at or above max in the last */
+static void test_tool_linear(void)
+{
+	struct map_desc m = map_new("@l", NULL, false, t_lhist(0, 100, 10));
+	int64_t values[] = { 3, 55, 57, 500 };
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+		agg_lhist(&m, NOKEY, values[i]);
+	struct event_desc event = tool_event(EVENT_PRINT_LINEAR_HIST, "", "", NULL, 0);
+	event.unit = "slot";
+	expect_tool("tool_linear", &m, NULL, &event, false,
+		"     slot          : count     distribution\n"
+		"        0          : 1        |********************                    |\n"
+		"        50         : 2        |****************************************|\n"
+		"        100        : 1        |********************                    |\n");
+}
+
+/* syscount -L: by count descending, ties by key, a second map's column (0 when absent) */
+static void test_tool_top(void)
+{
+	struct type *named = type_named_int(&int_names_syscall);
+	struct map_desc m = map_new("@c", named, false, t_agg(TYPE_COUNT, false));
+	struct map_desc s = map_new("@t", named, false, t_agg(TYPE_SUM, true));
+	for (int i = 0; i < 3; i++)
+		agg_count(&m, pack(named, 1LL));
+	agg_count(&m, pack(named, 0LL));
+	agg_count(&m, pack(named, 999LL));
+	agg_count(&m, pack(named, 39LL));
+	agg_sum(&s, pack(named, 1LL), 1500);
+	agg_sum(&s, pack(named, 0LL), 7);
+	struct type *columns[] = { named, t_u64(), t_i64() };
+	struct event_desc event = tool_event(EVENT_PRINT_TOP, "%-22s %8d %lld\n", "syscall count time",
+					     columns, 3);
+	event.top = 3;
+	expect_tool("tool_top", &m, &s, &event, false,
+		"write                         3 1500\n"
+		"read                          1 7\n"
+		"getpid                        1 0\n");
+}
+
+static void test_tool_top_json(void)
+{
+	struct type *named = type_named_int(&int_names_signal);
+	struct map_desc m = map_new("@c", named, false, t_agg(TYPE_COUNT, false));
+	agg_count(&m, pack(named, 9LL));
+	struct type *columns[] = { named, t_u64() };
+	struct event_desc event = tool_event(EVENT_PRINT_TOP, "%s %d\n", "sig count", columns, 2);
+	expect_tool("tool_top_json", &m, NULL, &event, true, "{\"sig\": \"SIGKILL\", \"count\": 1}\n");
+}
+
+/* the names behind syscall_name() and friends, and their fallbacks */
+static void test_int_names(void)
+{
+	struct { const struct int_names *names; int64_t value; const char *expected; } cases[] = {
+		{ &int_names_syscall, 0, "read" },
+		{ &int_names_syscall, 59, "execve" },
+		{ &int_names_syscall, 999, "[unknown: 999]" },
+		{ &int_names_signal, 0, "N/A" },
+		{ &int_names_signal, 9, "SIGKILL" },
+		{ &int_names_signal, 40, "40" },
+		{ &int_names_errno, 2, "ENOENT" },
+		{ &int_names_errno, -13, "EACCES" },
+		{ &int_names_errno, 0, "0" },
+		{ &int_names_softirq, 3, "net_rx" },
+		{ &int_names_softirq, 12, "12" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[INT_NAME_MAX], name[64];
+		snprintf(name, sizeof(name), "int_names_%s_%lld", cases[i].names->what,
+			 (long long)cases[i].value);
+		check_text(name, cases[i].names->name(cases[i].value, buf, sizeof(buf)),
+			   cases[i].expected);
+	}
+}
+
 static void run_map_tests(void)
 {
 	test_count_scalar();
@@ -1639,6 +1875,14 @@ static void run_map_tests(void)
 	test_print_avg_top_div();
 	test_print_stats_top_div();
 	test_print_lhist_div();
+	test_tool_log2();
+	test_tool_log2_wide();
+	test_tool_log2_keyed();
+	test_tool_log2_json();
+	test_tool_log2_empty();
+	test_tool_linear();
+	test_tool_top();
+	test_tool_top_json();
 	test_empty_plain();
 	test_empty_avg();
 	test_empty_hist();
@@ -1681,6 +1925,7 @@ int main(void)
 	}
 	test_print_values();
 	test_json_print_values();
+	test_int_names();
 	test_format_value_unsigned();
 	test_printf_events();
 	test_strftime_event();

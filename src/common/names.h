@@ -1,0 +1,28 @@
+/*
+ * Integers that print as names: syscall_name(n), signal_name(n),
+ * errno_name(n), softirq_name(n). The value stays an integer in the kernel
+ * (a map key, a comparison); only the printers turn it into text, through
+ * the table its type carries (struct type.int_names). Unknown values print
+ * the way the libbpf-tools tool that shows such names prints them.
+ */
+#ifndef SONDE_NAMES_H
+#define SONDE_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct int_names {
+	const char *what; /* "syscall", for messages */
+	/* The name of value, or the tool's fallback text written into buf. */
+	const char *(*name)(int64_t value, char *buf, size_t size);
+};
+
+extern const struct int_names int_names_syscall; /* "read"; "[unknown: 999]" as syscount */
+extern const struct int_names int_names_signal;  /* "SIGKILL", "N/A" for 0; numbers above 31, as sigsnoop -n */
+extern const struct int_names int_names_errno;   /* "ENOENT" for 2 or -2; the number when unknown */
+extern const struct int_names int_names_softirq; /* "timer", as softirqs; the number when unknown */
+
+/* Sonde's fallback when a name is longer: callers use a buffer this big. */
+#define INT_NAME_MAX 64
+
+#endif

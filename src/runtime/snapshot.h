@@ -1,0 +1,46 @@
+/*
+ * Map snapshots, shared by the printers of print.c (bpftrace's layouts) and
+ * toolprint.c (libbpf-tools' layouts): every key and every CPU's copy of
+ * each value, read from the kernel at once, and the ways to fold them.
+ */
+#ifndef SONDE_SNAPSHOT_H
+#define SONDE_SNAPSHOT_H
+
+#include "runtime/runtime.h"
+
+struct map_snapshot {
+	int count;
+	uint32_t key_size;     /* full BPF key */
+	uint32_t value_stride; /* bytes per CPU */
+	int ncpus;             /* copies of each value */
+	unsigned char *keys;
+	unsigned char *values;
+};
+
+/* One map entry, or one histogram (hist/lhist entries grouped by user key). */
+struct print_entry {
+	const unsigned char *key;
+	const unsigned char *value;
+	uint64_t order;     /* value to sort by, when sorting by value; a histogram's total */
+	uint64_t *buckets;  /* hist/lhist groups: counts by bucket number (program.h) */
+	int bucket_count;
+};
+
+int snapshot_read(const struct map_desc *map, struct map_snapshot *snap);
+void snapshot_free(struct map_snapshot *snap);
+const unsigned char *snapshot_key(const struct map_snapshot *snap, int i);
+const unsigned char *snapshot_value(const struct map_snapshot *snap, int i);
+/* The number a count/sum/min/max/avg/integer value stands for, CPUs folded. */
+uint64_t snapshot_fold(const struct map_snapshot *snap, const struct type *type,
+		       const unsigned char *value);
+/* Key order by meaning: numbers numerically, strings alphabetically. */
+int snapshot_compare_keys(const struct type *type, const unsigned char *a, const unsigned char *b);
+/* Bytes of the user key as stored (a hist/lhist bucket number follows). */
+int snapshot_user_key_size(const struct map_desc *map);
+/* A hist/lhist map's histograms, one per user key, in key-byte order;
+ * returns how many. Free with snapshot_histograms_free. */
+int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *snap,
+			struct print_entry **groups);
+void snapshot_histograms_free(struct print_entry *groups, int count);
+
+#endif
