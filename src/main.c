@@ -68,6 +68,7 @@ struct cli {
 	const struct predefined_macro *macros; /* option values, as preprocessor macros */
 	int macro_count;
 	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
+	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
 };
 
 static const char usage_text[] =
@@ -222,13 +223,13 @@ static char *read_stdin(void)
 	return strbuf_release(&text);
 }
 
-static int parse_max_strlen(int *max_strlen)
+static int parse_max_strlen(int *max_strlen, int preferred)
 {
 	const char *text = getenv("SONDE_MAX_STRLEN");
 	char *end;
 	long value;
 
-	*max_strlen = MAX_STRLEN_DEFAULT;
+	*max_strlen = preferred ? preferred : MAX_STRLEN_DEFAULT;
 	if (!text || !*text)
 		return 0;
 	errno = 0;
@@ -478,6 +479,7 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	cli.macros = run.macros.items;
 	cli.macro_count = run.macros.count;
 	cli.watch_pid = run.watch_pid;
+	cli.max_strlen = run.header.max_strlen;
 	main_verbose_level = cli.verbose;
 	status = run_program(&cli, xstrdup(tool->text), tool->name);
 	tool_run_free(&run);
@@ -534,7 +536,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	int max_strlen;
 	int status = 1;
 
-	if (parse_max_strlen(&max_strlen) < 0 ||
+	if (parse_max_strlen(&max_strlen, cli.max_strlen) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
 		return 1;

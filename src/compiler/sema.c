@@ -2079,7 +2079,9 @@ static char *check_field_names(struct sema *sema, struct node *call, struct node
 			p++;
 		}
 	}
-	if (count != expected) {
+	/* a last name "args..." gathers the remaining values into one JSON array */
+	bool gathers = sb.length > 3 && strcmp(sb.data + sb.length - 3, "...") == 0;
+	if (gathers ? count > expected : count != expected) {
 		error_at(sema, names->loc, "%s() has %d field name%s but %d %s%s", call->name, count,
 			 count == 1 ? "" : "s", expected, what, expected == 1 ? "" : "s");
 		strbuf_free(&sb);

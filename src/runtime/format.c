@@ -641,14 +641,30 @@ void format_json_fields(struct strbuf *sb, const struct event_desc *event, const
 	for (int i = 0; i < event->arg_count; i++) {
 		const struct event_arg *arg = &event->args[i];
 		size_t length = strcspn(names, " ");
+		/* a last name "args...": this value and the rest, as one array */
+		bool gathers = length > 3 && strncmp(names + length - 3, "...", 3) == 0;
 		if (i)
 			strbuf_puts(sb, ", ");
 		if (length) {
-			format_json_string(sb, names, length);
+			format_json_string(sb, names, gathers ? length - 3 : length);
 		} else {
 			char fallback[16];
 			snprintf(fallback, sizeof(fallback), "v%d", i);
 			format_json_string(sb, fallback, strlen(fallback));
+		}
+		if (gathers) {
+			/* empty strings (unused slots) are left out */
+			strbuf_puts(sb, ": [");
+			for (int j = i, written = 0; j < event->arg_count; j++) {
+				const struct event_arg *rest = &event->args[j];
+				if (rest->type->kind == TYPE_STRING && !*(bytes + rest->offset))
+					continue;
+				if (written++)
+					strbuf_puts(sb, ", ");
+				format_value(sb, rest->type, bytes + rest->offset, true);
+			}
+			strbuf_putc(sb, ']');
+			return;
 		}
 		names += length;
 		while (*names == ' ')

@@ -229,6 +229,13 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 				parse_note_line(value, &out->examples);
 			} else if (strcmp(line, "field") == 0) {
 				parse_note_line(value, &out->fields);
+			} else if (strcmp(line, "strlen") == 0) {
+				out->max_strlen = atoi(value);
+				if (out->max_strlen < 1 || out->max_strlen > 1024) {
+					*error = xasprintf("tools/%s.bt:%d: strlen must be from 1 to 1024",
+							   name, line_number);
+					status = -EINVAL;
+				}
 			} else if (strcmp(line, "overhead") == 0) {
 				append_text(&out->overhead, value);
 			} else {

@@ -80,6 +80,7 @@ struct tool_header {
 	VEC(struct tool_note) examples;
 	VEC(struct tool_note) fields;
 	char *overhead;             /* NULL if not stated */
+	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
 };
 
 /* What a tool's command line asks for. */
