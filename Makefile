@@ -27,7 +27,7 @@ GEN_HDRS := build/gen/syscall_names.h
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=build/tests/%)
 
-.PHONY: all test test-unit test-vm bench bench-quick install clean deps asan
+.PHONY: all test test-unit test-vm bench bench-quick install man clean deps asan
 
 all: build/sonde
 
@@ -113,8 +113,32 @@ bench: build/sonde
 bench-quick: build/sonde
 	python3 bench/run.py --quick
 
-install: build/sonde
+# Man pages: sonde(8) is written by hand; sonde-TOOL(8) comes from each
+# tool's header (`sonde TOOL --man`).
+TOOL_LINKS ?= yes
+MAN_PAGES := build/man/sonde.8 $(TOOL_NAMES:%=build/man/sonde-%.8)
+
+man: $(MAN_PAGES)
+
+build/man/sonde.8: docs/sonde.8
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+build/man/sonde-%.8: tools/%.bt build/sonde
+	@mkdir -p $(dir $@)
+	build/sonde $* --man > $@.tmp
+	mv $@.tmp $@
+
+# The binary, the man pages, and (unless TOOL_LINKS=no) a link per tool, so
+# that `execsnoop` runs `sonde execsnoop`.
+install: build/sonde man
 	install -D -m 755 build/sonde $(DESTDIR)$(PREFIX)/bin/sonde
+	install -d $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
+	@if [ "$(TOOL_LINKS)" != no ]; then \
+		for t in $(TOOL_NAMES); do ln -sf sonde $(DESTDIR)$(PREFIX)/bin/$$t; done; \
+		echo "installed links: $(TOOL_NAMES)"; \
+	fi
 
 clean:
 	rm -rf build

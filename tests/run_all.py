@@ -924,7 +924,54 @@ def special_uprobes(sonde, testing_bpftrace, sanitized):
     return "FAIL", result.stdout
 
 
+def special_install():
+    """`make install` into a scratch DESTDIR: the binary, sonde(8), a man page
+    and a working link for every tool; TOOL_LINKS=no installs no link."""
+    tools = [line.split()[0] for line in subprocess.run(
+        [os.path.join(ROOT, "build", "sonde"), "tools"], capture_output=True, text=True,
+        check=True).stdout.splitlines() if line.strip()]
+    problems = []
+    for links in ("yes", "no"):
+        dest = tempfile.mkdtemp(prefix="sonde-install-")
+        try:
+            make = subprocess.run(["make", "-s", "install", "DESTDIR=" + dest, "PREFIX=/usr",
+                                   "TOOL_LINKS=" + links], cwd=ROOT, capture_output=True,
+                                  text=True)
+            if make.returncode != 0:
+                return "FAIL", "make install failed:\n" + indent(make.stderr)
+            bindir = os.path.join(dest, "usr", "bin")
+            mandir = os.path.join(dest, "usr", "share", "man", "man8")
+            for page in ["sonde.8"] + ["sonde-%s.8" % t for t in tools]:
+                if not os.path.exists(os.path.join(mandir, page)):
+                    problems.append("no man page " + page)
+            for tool in tools:
+                link = os.path.join(bindir, tool)
+                if links == "no":
+                    if os.path.lexists(link):
+                        problems.append("TOOL_LINKS=no installed " + tool)
+                    continue
+                if os.readlink(link) != "sonde":
+                    problems.append("%s does not link to sonde" % tool)
+                    continue
+                helped = subprocess.run([link, "--help"], capture_output=True, text=True)
+                if not helped.stdout.startswith("Usage: sonde %s " % tool) or \
+                        "EXAMPLES:" not in helped.stdout:
+                    problems.append("%s --help through the link printed %r" % (
+                        tool, helped.stdout[:200]))
+        finally:
+            shutil.rmtree(dest, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join("    " + p for p in problems)
+    return "PASS", "%d tools" % len(tools)
+
+
 def run_special(report, args, binaries, testing_bpftrace):
+    if not testing_bpftrace and (not args.filter or args.filter in "special/install"):
+        try:
+            status, details = special_install()
+        except Exception as error:
+            status, details = "FAIL", "runner error: %r" % error
+        report.result(status, "special/install", details)
     binaries = [b for b in binaries if os.path.exists(b[0]) or shutil.which(b[0])]
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
              ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s)),
