@@ -617,6 +617,13 @@ static struct value gen_field(struct codegen *gen, struct node *node)
 		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
 		return value_stack(offset, type);
 	}
+	if (type->kind == TYPE_ARRAY) {
+		/* an address in the record, like an array in kernel memory */
+		int address = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, address, gen->ctx_reg);
+		ir_alu_imm(&gen->fn, BPF_ADD, address, field->offset);
+		return read_memory(gen, address, type, false, NULL);
+	}
 	int size = type->kind == TYPE_INT ? type->size : 8;
 	return value_reg(load_int(gen, gen->ctx_reg, field->offset, size,
 				  type->kind == TYPE_INT && type->is_signed), type);
@@ -1610,8 +1617,10 @@ struct value generate_buf(struct codegen *gen, struct node *call)
 		ir_mov_imm(&gen->fn, length, capacity);
 		ir_label(&gen->fn, fits);
 	} else {
-		/* capacity is rounded up to 8; the length is what was asked for */
-		int64_t wanted = length_node ? (int64_t)length_node->const_value : capacity;
+		/* capacity is rounded up to 8; the length is what was asked for,
+		 * or a whole array */
+		int64_t wanted = length_node ? (int64_t)length_node->const_value
+				 : source->type->kind == TYPE_ARRAY ? source->type->size : capacity;
 		length = const_reg(gen, wanted < capacity ? wanted : capacity);
 	}
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, length);

@@ -1853,6 +1853,10 @@ void check_buf(struct sema *sema, struct node *call)
 	struct node *source = call->args, *length = source->next;
 	check_expr(sema, source);
 	int capacity = sema->options->max_strlen;
+	/* an array is read whole unless told otherwise, as in bpftrace */
+	if (!length && source->type && source->type->kind == TYPE_ARRAY &&
+	    source->type->size > 0 && source->type->size < capacity)
+		capacity = source->type->size;
 	if (length) {
 		check_expr(sema, length);
 		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
