@@ -1400,6 +1400,93 @@ static void desugar(struct node *node)
 	}
 }
 
+/* ---- joining a line's printf calls ---- */
+
+static bool is_printf_statement(const struct node *stmt)
+{
+	return stmt->kind == NODE_EXPR_STMT && stmt->lhs->kind == NODE_CALL &&
+	       strcmp(stmt->lhs->name, "printf") == 0 && stmt->lhs->args &&
+	       stmt->lhs->args->kind == NODE_STRING;
+}
+
+/* An `if` whose condition folded to a constant, and whose taken branch
+ * holds nothing but printf calls: a tool's optional column. */
+static struct node *known_printf_branch(const struct node *stmt, bool *is_known)
+{
+	*is_known = false;
+	if (stmt->kind != NODE_IF || !stmt->cond->is_constant || !stmt->cond->type ||
+	    stmt->cond->type->kind != TYPE_INT)
+		return NULL;
+	struct node *branch = stmt->cond->const_value ? stmt->then : stmt->els;
+	for (struct node *inner = branch; inner; inner = inner->next)
+		if (!is_printf_statement(inner))
+			return NULL;
+	*is_known = true;
+	return branch;
+}
+
+/*
+ * Joins printf calls that follow each other in a statement list into one
+ * call, taking in the optional columns of `if (OPTION) { printf(...); }`
+ * once OPTION is known: one ring-buffer record per line instead of several,
+ * so that the lines of events on two CPUs cannot interleave, and a tool's
+ * line costs one helper call. Runs between the silent and the reporting
+ * pass, which then checks the joined call like any other.
+ */
+static void join_printf_runs(struct ast *ast, struct node **link)
+{
+	while (*link) {
+		struct node *stmt = *link;
+		bool is_known;
+		struct node *branch = known_printf_branch(stmt, &is_known);
+		if (is_known) {
+			/* splice the taken branch in place of the if */
+			struct node *last = branch;
+			while (last && last->next)
+				last = last->next;
+			if (last) {
+				last->next = stmt->next;
+				*link = branch;
+			} else {
+				*link = stmt->next;
+			}
+			continue;
+		}
+		if (stmt->kind == NODE_IF) {
+			join_printf_runs(ast, &stmt->then);
+			join_printf_runs(ast, &stmt->els);
+		} else if (stmt->body) {
+			join_printf_runs(ast, &stmt->body);
+		}
+		if (is_printf_statement(stmt) && stmt->next) {
+			struct node *following = stmt->next;
+			bool next_known = false;
+			if (!is_printf_statement(following))
+				known_printf_branch(following, &next_known);
+			if (next_known) {
+				/* flatten it first, then look again */
+				join_printf_runs(ast, &stmt->next);
+				continue;
+			}
+			if (is_printf_statement(following)) {
+				struct node *format = stmt->lhs->args, *other = following->lhs->args;
+				size_t length = strlen(format->string_value) + strlen(other->string_value);
+				char *joined = xasprintf("%s%s", format->string_value, other->string_value);
+				format->string_value = ast_strdup(ast, joined, length);
+				format->string_length = (int)length;
+				free(joined);
+				struct node *tail = format;
+				while (tail->next)
+					tail = tail->next;
+				tail->next = other->next;
+				stmt->next = following->next;
+				continue;
+			}
+		}
+		link = &stmt->next;
+	}
+}
+
 int sema_analyze(struct sema *sema, struct ast *ast)
 {
 	desugar(ast->probes);
@@ -1439,6 +1526,8 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 		check_probe_body(sema, &sema->skipped.items[i], &stand_in);
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	for (int i = 0; sema->options->join_printf && i < sema->probes.count; i++)
+		join_printf_runs(ast, &sema->probes.items[i].node->body);
 	sema->report = true;
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
