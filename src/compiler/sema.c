@@ -1386,7 +1386,10 @@ static void desugar(struct node *node)
 		if (node->kind == NODE_CALL && node->args && node->args->kind == NODE_MAP &&
 		    !node->args->args && node->args->next &&
 		    (strcmp(node->name, "has_key") == 0 || strcmp(node->name, "delete") == 0)) {
-			node->args->args = node->args->next;
+			struct node *key = node->args->next;
+			/* has_key(@m, (a, b)), as current bpftrace writes a
+			 * multi-key map's key, is @m[a, b] */
+			node->args->args = key->kind == NODE_TUPLE && !key->next ? key->args : key;
 			node->args->next = NULL;
 		}
 		/* a bare `kstack` is kstack() with the defaults */
