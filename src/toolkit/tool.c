@@ -64,6 +64,7 @@ static const struct {
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
 	{ "list", TOOL_VALUE_LIST },
+	{ "choice", TOOL_VALUE_CHOICE },
 };
 
 /* "MACRO kind [default]" */
@@ -85,6 +86,17 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
+	if (option->kind == TOOL_VALUE_CHOICE) {
+		/* "MACRO choice a,b,c [default]" */
+		char choices[256];
+		int more = 0;
+		if (sscanf(text + used, "%255s %n", choices, &more) < 1) {
+			*error = xasprintf("'%s': a choice lists its values, 'MACRO choice a,b,c'", text);
+			return -EINVAL;
+		}
+		option->choices = xstrdup(choices);
+		used += more;
+	}
 	if (text[used])
 		option->default_text = trimmed(text + used, text + strlen(text));
 	return 0;
@@ -138,6 +150,7 @@ out:
 	free(option.argument);
 	free(option.macro);
 	free(option.default_text);
+	free(option.choices);
 	free(option.help);
 	for (int i = 0; i < count; i++)
 		free(parts[i]);
@@ -274,6 +287,7 @@ void tool_header_free(struct tool_header *header)
 		free(option->argument);
 		free(option->macro);
 		free(option->default_text);
+		free(option->choices);
 		free(option->help);
 	}
 	free(header->options.items);
@@ -409,6 +423,33 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		add_macro(run, option->macro, NULL,
 			  given ? quote_string(text) : xstrdup(text));
 		break;
+	case TOOL_VALUE_CHOICE: {
+		if (!text)
+			break;
+		size_t length = strlen(text);
+		const char *at = option->choices;
+		bool listed = false;
+		while (!listed && at && *at) {
+			size_t item = strcspn(at, ",");
+			listed = item == length && strncmp(at, text, length) == 0;
+			at += item + (at[item] == ',');
+		}
+		if (!listed || strchr(text, ',')) {
+			char *choices = xstrdup(option->choices);
+			for (char *c = choices; *c; c++)
+				if (*c == ',')
+					*c = '|';
+			*error = xasprintf("%s must be one of %s, not '%s'", spelling, choices, text);
+			free(choices);
+			status = -EINVAL;
+			break;
+		}
+		add_macro(run, option->macro, NULL, quote_string(text));
+		char *flag = xasprintf("%s_%s", option->macro, text);
+		add_macro(run, flag, NULL, xstrdup("1"));
+		free(flag);
+		break;
+	}
 	case TOOL_VALUE_LIST: {
 		char *body = given ? list_body(text, spelling, error) : xstrdup("(1)");
 		if (!body) {

@@ -39,6 +39,7 @@ static const char sample_tool[] =
 	"//! option: -n --name NAME | NAME string \"\" | Only this name\n"
 	"//! option: -P --port PORTS | PORTS list | Only these ports\n"
 	"//! option: --min MS | MIN_MS int 10 | Threshold\n"
+	"//! option: -t --type FS | FS choice ext4,xfs ext4 | File system\n"
 	"//! arg: interval | INTERVAL int | Seconds between outputs\n"
 	"//! arg: count | COUNT int 99 | Number of outputs\n"
 	"//! source: tracepoint:sched:sched_switch\n"
@@ -58,7 +59,7 @@ static void test_header(void)
 		return;
 	check(strcmp(header.summary, "A sample") == 0, "header summary", header.summary);
 	check(strcmp(header.about, "First line, second line.") == 0, "header about joined", header.about);
-	check(header.options.count == 7, "header options and arguments", NULL);
+	check(header.options.count == 8, "header options and arguments", NULL);
 	check(header.options.items[0].short_name == 'x' && !header.options.items[0].argument &&
 	      header.options.items[0].kind == TOOL_VALUE_FLAG, "header flag", NULL);
 	check(header.options.items[1].short_name == 'p' &&
@@ -67,7 +68,7 @@ static void test_header(void)
 	      strcmp(header.options.items[1].default_text, "0") == 0, "header pid option", NULL);
 	check(!header.options.items[4].short_name && strcmp(header.options.items[4].long_name, "min") == 0,
 	      "header long-only option", NULL);
-	check(header.options.items[5].is_positional && !header.options.items[5].default_text,
+	check(header.options.items[6].is_positional && !header.options.items[6].default_text,
 	      "header positional without default", NULL);
 	check(header.sources.count == 2 && header.sources.items[1].choices.count == 2 &&
 	      strcmp(header.sources.items[1].choices.items[1].macro, "B") == 0 &&
@@ -171,6 +172,11 @@ static void test_options(void)
 	expect_macro("positional default", 1, plain, "COUNT", "99");
 	expect_macro("json off", 1, plain, "JSON", "0");
 	expect_macro("pid", 3, with_pid, "PID", self_pid);
+	char *xfs[] = { "sample", "-t", "xfs", NULL };
+	expect_macro("choice default", 1, plain, "FS", "\"ext4\"");
+	expect_macro("choice default flag", 1, plain, "FS_ext4", "1");
+	expect_macro("choice given", 3, xfs, "FS_xfs", "1");
+	expect_macro("choice not given", 3, xfs, "FS_ext4", NULL);
 
 	char *bad_int[] = { "sample", "--min", "ten", NULL };
 	char *bad_list[] = { "sample", "-P", "80,http", NULL };
@@ -183,6 +189,8 @@ static void test_options(void)
 			    "-P/--port needs a comma-separated list of whole numbers, not '80,http'");
 	expect_option_error("bad pid", 3, bad_pid, "-p/--pid needs a process id, not '-3'");
 	expect_option_error("unknown option", 2, unknown, "unknown option -z");
+	char *bad_choice[] = { "sample", "-t", "zfs", NULL };
+	expect_option_error("bad choice", 3, bad_choice, "-t/--type must be one of ext4|xfs, not 'zfs'");
 	expect_option_error("extra argument", 4, extra, "unexpected argument '3' (see sample --help)");
 	expect_option_error("bad positional", 2, bad_positional,
 			    "the interval argument needs a whole number, not 'soon'");
