@@ -685,6 +685,16 @@ static void check_binary(struct sema *sema, struct node *node)
 		}
 		return;
 	}
+	if (left->kind == TYPE_ARRAY || right->kind == TYPE_ARRAY) {
+		/* element by element, as bpftrace compares arrays of integers */
+		if (node->op != OP_EQ && node->op != OP_NE)
+			error_at(sema, node->loc, "arrays can only be compared with == and !=");
+		else if (!type_equal(left, right) || !left->pointee || left->pointee->kind != TYPE_INT)
+			error_at(sema, node->loc, "cannot compare %s and %s: only integer arrays of the "
+				 "same type and length", type_name(left), type_name(right));
+		node->type = type_int(8, false);
+		return;
+	}
 	if (!is_int(node->lhs) || !is_int(node->rhs)) {
 		error_at(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
 			 type_name(left), type_name(right));
@@ -832,6 +842,12 @@ static void check_index(struct sema *sema, struct node *node)
 		return;
 	if (!is_int(node->rhs)) {
 		error_at(sema, node->rhs->loc, "an index must be an integer, not %s", type_name(node->rhs->type));
+		return;
+	}
+	if (base->kind == TYPE_ARRAY && base->array_length > 0 && node->rhs->is_constant &&
+	    node->rhs->const_value >= (uint64_t)base->array_length) {
+		error_at(sema, node->rhs->loc, "index %lld is out of bounds for %s",
+			 (long long)node->rhs->const_value, type_name(base));
 		return;
 	}
 	if ((base->kind == TYPE_POINTER || base->kind == TYPE_ARRAY) && base->pointee) {
@@ -1146,7 +1162,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			error_at(sema, node->rhs->loc, "this expression has no value to assign");
 			return;
 		}
-		if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
+		if (value && (value->kind == TYPE_RECORD || (value->kind == TYPE_ARRAY && !value->size))) {
 			error_at(sema, node->rhs->loc, "cannot store %s in a variable; store a pointer to it or "
 				 "one of its fields", type_name(value));
 			return;
@@ -1895,6 +1911,10 @@ void check_buf(struct sema *sema, struct node *call)
 	struct node *source = call->args, *length = source->next;
 	check_expr(sema, source);
 	int capacity = sema->options->max_strlen;
+	/* an array is read whole unless told otherwise, as in bpftrace */
+	if (!length && source->type && source->type->kind == TYPE_ARRAY &&
+	    source->type->size > 0 && source->type->size < capacity)
+		capacity = source->type->size;
 	if (length) {
 		check_expr(sema, length);
 		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
