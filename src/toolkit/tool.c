@@ -704,13 +704,45 @@ static void print_synopsis(const struct tool_header *header, FILE *out)
 		fputc(']', out);
 }
 
+/* Prints text word-wrapped at `width` columns; '\n' starts a paragraph. */
+static void print_wrapped(const char *text, int width, FILE *out)
+{
+	int column = 0;
+	for (const char *p = text; *p;) {
+		if (*p == '\n') {
+			fputs("\n\n", out);
+			column = 0;
+			p++;
+			continue;
+		}
+		if (*p == ' ') {
+			p++;
+			continue;
+		}
+		int length = (int)strcspn(p, " \n");
+		if (column && column + 1 + length > width) {
+			fputc('\n', out);
+			column = 0;
+		} else if (column) {
+			fputc(' ', out);
+			column++;
+		}
+		fwrite(p, 1, (size_t)length, out);
+		column += length;
+		p += length;
+	}
+	fputc('\n', out);
+}
+
 void tool_print_help(const struct tool_header *header, FILE *out)
 {
 	fputs("Usage: ", out);
 	print_synopsis(header, out);
 	fprintf(out, "\n%s\n", header->summary);
-	if (header->about)
-		fprintf(out, "\n%s\n", header->about);
+	if (header->about) {
+		fputc('\n', out);
+		print_wrapped(header->about, 78, out);
+	}
 	fputc('\n', out);
 	for (int i = 0; i < header->options.count; i++)
 		print_help_line(&header->options.items[i], out);
