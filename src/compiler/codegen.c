@@ -319,8 +319,8 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 {
 	const struct event_desc *event = event_of(gen, call);
 	/* A record too big for the stack (a tool's line with many strings) is
-	 * built in the per-CPU scratch buffer, one argument at a time, so the
-	 * stack holds only one argument's temporaries. */
+	 * built in the per-CPU scratch buffer. Either way it is built one
+	 * argument at a time, so the stack holds one argument's temporaries. */
 	bool in_scratch = event->record_size > EVENT_STACK_RECORD_MAX;
 	int base = BPF_REG_10, record = 0, skip = -1;
 	if (in_scratch) {
@@ -342,8 +342,8 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 					     ? gen_expr(gen, arg->args->next)
 					     : gen_expr(gen, arg);
 		store_value(gen, value, base, record + event->args[i].offset, event->args[i].type);
-		if (in_scratch)
-			gen->fn.stack_size = watermark;
+		/* the argument is in the record now: its temporaries are free */
+		gen->fn.stack_size = watermark;
 	}
 	if (!in_scratch) {
 		send_record(gen, ARG_STACK(record), event->record_size);
