@@ -2,7 +2,7 @@
  * Event generator for the network tools' tests: one loopback connection
  * whose addresses, ports and byte counts the test knows.
  *
- *   net_loopback [-u] [-w MS] [-l MS] ADDRESS PORT [SEND [REPLY]]
+ *   net_loopback [-u] [-o] [-w MS] [-l MS] ADDRESS PORT [SEND [REPLY]]
  *
  * Listens on ADDRESS:PORT (127.0.0.1 or ::1), connects to it from a second
  * socket of the same process, sends SEND bytes to the listener's side, which
@@ -11,7 +11,10 @@
  * sockets: the client connect()s, sends one datagram of SEND bytes and
  * receives one of REPLY bytes. -w waits MS milliseconds before starting (for
  * a `target:` started before the tracer); -l keeps the connection open MS
- * milliseconds before closing it (a lifetime to measure). Copy the binary to
+ * milliseconds before closing it (a lifetime to measure). -o overflows the
+ * listener's accept queue instead (backlog 0, one connection queued): the
+ * second client's SYN is dropped and retransmitted after a second; the
+ * process waits 1.5 s for it. Copy the binary to
  * a unique name: the process name is what the cases filter on.
  */
 #include <arpa/inet.h>
@@ -60,11 +63,13 @@ static void recv_all(int fd, size_t count)
 
 int main(int argc, char **argv)
 {
-	int udp = 0, opt;
+	int udp = 0, overflow = 0, opt;
 	long wait_ms = 0, linger_ms = 0;
-	while ((opt = getopt(argc, argv, "uw:l:")) != -1) {
+	while ((opt = getopt(argc, argv, "uow:l:")) != -1) {
 		if (opt == 'u')
 			udp = 1;
+		else if (opt == 'o')
+			overflow = 1;
 		else if (opt == 'w')
 			wait_ms = atol(optarg);
 		else if (opt == 'l')
@@ -73,7 +78,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (argc - optind < 2) {
-		fprintf(stderr, "usage: net_loopback [-u] [-w MS] [-l MS] ADDRESS PORT [SEND [REPLY]]\n");
+		fprintf(stderr, "usage: net_loopback [-u] [-o] [-w MS] [-l MS] ADDRESS PORT [SEND [REPLY]]\n");
 		return 2;
 	}
 	const char *address = argv[optind];
@@ -108,7 +113,7 @@ int main(int argc, char **argv)
 	setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(server, (struct sockaddr *)&ss, len) < 0)
 		die("bind");
-	if (!udp && listen(server, 1) < 0)
+	if (!udp && listen(server, overflow ? 0 : 1) < 0)
 		die("listen");
 	int client = socket(family, type, 0);
 	if (client < 0)
@@ -116,6 +121,12 @@ int main(int argc, char **argv)
 	if (connect(client, (struct sockaddr *)&ss, len) < 0)
 		die("connect");
 
+	if (overflow) {
+		int second = socket(family, type | SOCK_NONBLOCK, 0);
+		connect(second, (struct sockaddr *)&ss, len);
+		sleep_ms(1500);
+		return 0;
+	}
 	if (udp) {
 		char buf[65536];
 		struct sockaddr_storage from;
