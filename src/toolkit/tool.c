@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernel/btf.h"
 #include "../probes/provider.h"
 
 const struct tool *tool_find(const char *name)
@@ -466,9 +467,35 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 
 /* ---- event sources ---- */
 
+/* "btf:STRUCT.FIELD": whether the kernel's struct STRUCT has FIELD (for
+ * fields renamed between kernel versions, chosen by BTF, not by version). */
+static bool btf_field_available(const char *what, char **why)
+{
+	const char *dot = strchr(what, '.');
+	if (!dot) {
+		*why = xasprintf("'btf:%s' should name STRUCT.FIELD", what);
+		return false;
+	}
+	char *struct_name = xasprintf("struct %.*s", (int)(dot - what), what);
+	struct type *record = btf_available() ? btf_type_by_name(struct_name) : NULL;
+	bool found = false;
+	if (record && record->kind == TYPE_RECORD) {
+		if (record->is_incomplete)
+			btf_complete_record(record);
+		for (int i = 0; i < record->field_count && !found; i++)
+			found = record->fields[i].name && strcmp(record->fields[i].name, dot + 1) == 0;
+	}
+	if (!found)
+		*why = xasprintf("this kernel's %s has no field %s", struct_name, dot + 1);
+	free(struct_name);
+	return found;
+}
+
 /* Whether the running kernel can attach probe; *why says why not. */
 static bool probe_available(const char *probe, char **why)
 {
+	if (strncmp(probe, "btf:", 4) == 0)
+		return btf_field_available(probe + 4, why);
 	struct src_loc loc = { 0 };
 	struct probe_spec *spec = probe_spec_parse(probe, loc);
 	const struct provider *provider = spec ? provider_lookup(spec->provider_name) : NULL;

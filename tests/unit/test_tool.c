@@ -266,6 +266,39 @@ static void test_folding(void)
 	check(ternary == literal && literal > 0, "constant ternary folds", NULL);
 }
 
+/* Sources chosen by BTF fields: 6.18 renamed cfs_rq.nr_running to nr_queued. */
+static void test_btf_sources(void)
+{
+	struct tool tool = { "renamed",
+		"//! summary: s\n"
+		"//! source: NR_QUEUED=btf:cfs_rq.nr_queued | NR_RUNNING=btf:cfs_rq.nr_running\n"
+		"BEGIN { exit(); }\n" };
+	struct tool_run run;
+	struct strbuf notes;
+	char *error = NULL;
+	char *argv[] = { "renamed", NULL };
+	bool queued = false, running = false;
+
+	strbuf_init(&notes);
+	int status = tool_configure(&tool, 1, argv, &run, &notes, &error);
+	for (int i = 0; status == 0 && i < run.macros.count; i++) {
+		queued |= strcmp(run.macros.items[i].name, "NR_QUEUED") == 0;
+		running |= strcmp(run.macros.items[i].name, "NR_RUNNING") == 0;
+	}
+	check(status == 0 && queued != running, "btf field source picks one", error);
+	tool_run_free(&run);
+	free(error);
+	error = NULL;
+	struct tool missing = { "missing",
+		"//! summary: s\n//! source: btf:cfs_rq.no_such_field\nBEGIN { exit(); }\n" };
+	status = tool_configure(&missing, 1, argv, &run, &notes, &error);
+	check(status < 0 && error && strstr(error, "has no field no_such_field"),
+	      "btf field source missing", error);
+	tool_run_free(&run);
+	free(error);
+	strbuf_free(&notes);
+}
+
 int main(void)
 {
 	test_header();
@@ -273,6 +306,7 @@ int main(void)
 	test_options();
 	test_substitution();
 	test_folding();
+	test_btf_sources();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
