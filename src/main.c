@@ -65,6 +65,7 @@ struct cli {
 	bool dump;
 	int verbose;
 	/* set by tools (src/toolkit/) */
+	bool tool;                  /* a tool: lines joined, no maps printed at exit */
 	const struct predefined_macro *macros; /* option values, as preprocessor macros */
 	int macro_count;
 	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
@@ -473,6 +474,7 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	struct cli cli;
 
 	memset(&cli, 0, sizeof(cli));
+	cli.tool = true;
 	cli.json = run.json;
 	cli.dry_run = run.dry_run;
 	cli.verbose = run.verbose > 1 ? run.verbose - 1 : 0;
@@ -589,7 +591,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.dump = cli.dump ? stderr : NULL;
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;
-	compile_options.join_printf = cli.macros != NULL;
+	compile_options.join_printf = cli.tool;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);
@@ -629,6 +631,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.child_pid = child_pid;
 	runtime_options.child_release_fd = release_fd;
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
+	runtime_options.no_exit_maps = cli.tool;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 	if (out != stdout && fclose(out) != 0) {

@@ -395,7 +395,8 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		exit_code = 1;
 	event_loop_drain(state.events);
 	event_loop_check_lost(state.events, true);
-	run_print_maps(&state);
+	if (!options->no_exit_maps)
+		run_print_maps(&state);
 	run_cleanup(&state);
 	return exit_code;
 fail:

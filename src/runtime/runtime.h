@@ -24,6 +24,7 @@ struct runtime_options {
 	pid_t child_pid;        /* -c: stopped child to release after attaching; 0 if none */
 	int child_release_fd;   /* write end of the pipe the stopped child waits on; -1 if none */
 	pid_t target_pid;       /* -p: exit when this process exits; 0 if none */
+	bool no_exit_maps;      /* tools print what they mean to: no maps at exit */
 };
 
 /* Runs the program to completion; returns the process exit code. */
