@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../kernel/btf.h"
 #include "../probes/provider.h"
@@ -243,6 +244,8 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 				parse_note_line(value, &out->examples);
 			} else if (strcmp(line, "field") == 0) {
 				parse_note_line(value, &out->fields);
+			} else if (strcmp(line, "requires") == 0) {
+				parse_note_line(value, &out->requirements);
 			} else if (strcmp(line, "strlen") == 0) {
 				out->max_strlen = atoi(value);
 				if (out->max_strlen < 1 || out->max_strlen > 1024) {
@@ -303,6 +306,7 @@ void tool_header_free(struct tool_header *header)
 	free(header->sources.items);
 	free_notes(header->examples.items, header->examples.count);
 	free_notes(header->fields.items, header->fields.count);
+	free_notes(header->requirements.items, header->requirements.count);
 	free(header->name);
 	free(header->summary);
 	free(header->about);
@@ -518,6 +522,14 @@ static bool probe_available(const char *probe, char **why)
 
 static int choose_sources(struct tool_run *run, struct strbuf *notes, char **error)
 {
+	/* a kernel interface outside the probes, such as cpufreq's sysfs files */
+	for (int i = 0; i < run->header.requirements.count; i++) {
+		const struct tool_note *need = &run->header.requirements.items[i];
+		if (access(need->text, F_OK) != 0) {
+			*error = xstrdup(need->explanation);
+			return -ENOENT;
+		}
+	}
 	for (int i = 0; i < run->header.sources.count; i++) {
 		const struct tool_source *source = &run->header.sources.items[i];
 		struct strbuf reasons;

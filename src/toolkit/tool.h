@@ -81,6 +81,7 @@ struct tool_header {
 	VEC(struct tool_source) sources;
 	VEC(struct tool_note) examples;
 	VEC(struct tool_note) fields;
+	VEC(struct tool_note) requirements;  /* `requires:` a path that must exist, and the sentence if not */
 	char *overhead;             /* NULL if not stated */
 	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
 };

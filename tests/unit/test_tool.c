@@ -47,6 +47,7 @@ static const char sample_tool[] =
 	"//! example: sonde sample -x | Failures too\n"
 	"//! field: PID | The process\n"
 	"//! strlen: 128\n"
+	"//! requires: /proc/self/status | The sample needs /proc.\n"
 	"BEGIN { exit(); }\n";
 
 static void test_header(void)
@@ -75,6 +76,10 @@ static void test_header(void)
 	      strcmp(header.sources.items[1].choices.items[1].probe, "kprobe:z") == 0,
 	      "header source alternatives", NULL);
 	check(header.max_strlen == 128, "header strlen", NULL);
+	check(header.requirements.count == 1 &&
+	      strcmp(header.requirements.items[0].text, "/proc/self/status") == 0 &&
+	      strcmp(header.requirements.items[0].explanation, "The sample needs /proc.") == 0,
+	      "header requires", NULL);
 	tool_header_free(&header);
 	free(error);
 }
@@ -197,6 +202,25 @@ static void test_options(void)
 	free(self_pid);
 }
 
+/* A `requires:` path that is missing stops the tool with its sentence. */
+static void test_requires(void)
+{
+	struct tool tool = { "needy", "//! summary: s\n"
+				      "//! requires: /nonexistent/sonde-file | This system has no sonde file.\n"
+				      "BEGIN { exit(); }\n" };
+	char *argv[] = { "needy", NULL };
+	struct tool_run run;
+	struct strbuf notes;
+	char *error = NULL;
+	strbuf_init(&notes);
+	int status = tool_configure(&tool, 1, argv, &run, &notes, &error);
+	check(status < 0 && error && strcmp(error, "This system has no sonde file.") == 0,
+	      "requires a missing file", error ? error : "(accepted)");
+	free(error);
+	strbuf_free(&notes);
+	tool_run_free(&run);
+}
+
 static void expect_substitution(const char *test, const char *text,
 				const struct predefined_macro *macros, int count, const char *expected)
 {
@@ -304,6 +328,7 @@ int main(void)
 	test_header();
 	test_header_errors();
 	test_options();
+	test_requires();
 	test_substitution();
 	test_folding();
 	test_btf_sources();
