@@ -558,6 +558,11 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	} else {
 		text = read_file(cli.program_path, NULL);
 		source.filename = cli.program_path;
+		if (!text && errno == ENOENT && !strchr(cli.program_path, '/')) {
+			fprintf(stderr, "sonde: there is no tool or program file named '%s' "
+				"(sonde tools lists the tools)\n", cli.program_path);
+			return 1;
+		}
 		if (!text) {
 			fprintf(stderr, "sonde: cannot read %s: %s\n", cli.program_path,
 				strerror(errno));
@@ -584,6 +589,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.dump = cli.dump ? stderr : NULL;
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;
+	compile_options.join_printf = cli.macros != NULL;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);

@@ -162,6 +162,8 @@ bool type_equal(const struct type *a, const struct type *b)
 		return true;
 	case TYPE_POINTER:
 		return type_equal(a->pointee, b->pointee);
+	case TYPE_ARRAY:
+		return a->array_length == b->array_length && type_equal(a->pointee, b->pointee);
 	case TYPE_RECORD:
 		return a->record_name && b->record_name &&
 		       strcmp(a->record_name, b->record_name) == 0;

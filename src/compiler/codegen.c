@@ -175,7 +175,11 @@ static void store_value(struct codegen *gen, struct value value, int base, int o
 		return;
 	}
 	if (value.kind == VALUE_ADDRESS) {
-		/* print() of a whole struct: copy it out of kernel memory */
+		/* a whole struct or array: copy it out of kernel memory; the slot's
+		 * last word is zeroed first so that whole-word copies and compares
+		 * of it never see stale bytes past the end */
+		if (value.type->size % 8)
+			ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + (value.type->size & ~7)), 0);
 		int dst = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, dst, base);
 		ir_alu_imm(&gen->fn, BPF_ADD, dst, offset);
@@ -315,8 +319,8 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 {
 	const struct event_desc *event = event_of(gen, call);
 	/* A record too big for the stack (a tool's line with many strings) is
-	 * built in the per-CPU scratch buffer, one argument at a time, so the
-	 * stack holds only one argument's temporaries. */
+	 * built in the per-CPU scratch buffer. Either way it is built one
+	 * argument at a time, so the stack holds one argument's temporaries. */
 	bool in_scratch = event->record_size > EVENT_STACK_RECORD_MAX;
 	int base = BPF_REG_10, record = 0, skip = -1;
 	if (in_scratch) {
@@ -338,8 +342,8 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 					     ? gen_expr(gen, arg->args->next)
 					     : gen_expr(gen, arg);
 		store_value(gen, value, base, record + event->args[i].offset, event->args[i].type);
-		if (in_scratch)
-			gen->fn.stack_size = watermark;
+		/* the argument is in the record now: its temporaries are free */
+		gen->fn.stack_size = watermark;
 	}
 	if (!in_scratch) {
 		send_record(gen, ARG_STACK(record), event->record_size);
@@ -577,10 +581,24 @@ static struct value gen_memory_field(struct codegen *gen, struct node *node)
 	return read_memory(gen, field_address, node->type, is_user, field);
 }
 
-/* p[i] and a[i]: element i of a pointer's target or of an array in memory */
+/* p[i] and a[i]: element i of a pointer's target or of an array in memory
+ * (an array held in a variable or a tuple is on the stack) */
 static struct value gen_index(struct codegen *gen, struct node *node)
 {
 	struct value base = gen_expr(gen, node->lhs);
+	if (base.kind == VALUE_STACK && node->rhs->is_constant &&
+	    (node->type->kind == TYPE_INT || node->type->kind == TYPE_POINTER)) {
+		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
+		int at = base.stack_offset + (int)node->rhs->const_value * size;
+		return value_reg(load_int(gen, BPF_REG_10, at, size,
+					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
+	}
+	if (base.kind == VALUE_STACK) {
+		int address = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, address, BPF_REG_10);
+		ir_alu_imm(&gen->fn, BPF_ADD, address, base.stack_offset);
+		base = (struct value){ .kind = VALUE_ADDRESS, .reg = address, .type = base.type };
+	}
 	bool is_user = base.kind == VALUE_ADDRESS ? base.is_user
 			: node->lhs->type->kind == TYPE_POINTER && node->lhs->type->is_user_pointer;
 	int address = ir_new_vreg(&gen->fn);
@@ -640,6 +658,13 @@ static struct value gen_field(struct codegen *gen, struct node *node)
 		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
 		return value_stack(offset, type);
 	}
+	if (type->kind == TYPE_ARRAY) {
+		/* an address in the record, like an array in kernel memory */
+		int address = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, address, gen->ctx_reg);
+		ir_alu_imm(&gen->fn, BPF_ADD, address, field->offset);
+		return read_memory(gen, address, type, false, NULL);
+	}
 	int size = type->kind == TYPE_INT ? type->size : 8;
 	return value_reg(load_int(gen, gen->ctx_reg, field->offset, size,
 				  type->kind == TYPE_INT && type->is_signed), type);
@@ -685,6 +710,23 @@ static int jump_op_for(enum op op, bool is_signed)
 	case OP_GE: return is_signed ? BPF_JSGE : BPF_JGE;
 	default: return BPF_JEQ;
 	}
+}
+
+/* Compares two zero-padded objects of `size` bytes on the stack a word at a
+ * time (arrays). Result 1 when equal. */
+static int gen_memory_equal(struct codegen *gen, int a_offset, int b_offset, int size)
+{
+	int result = const_reg(gen, 0);
+	int differ = ir_new_label(&gen->fn);
+	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
+	for (int at = 0; at < round8(size); at += 8) {
+		ir_load(&gen->fn, 8, left, BPF_REG_10, (int16_t)(a_offset + at));
+		ir_load(&gen->fn, 8, right, BPF_REG_10, (int16_t)(b_offset + at));
+		ir_jump_if(&gen->fn, BPF_JNE, left, right, differ);
+	}
+	ir_mov_imm(&gen->fn, result, 1);
+	ir_label(&gen->fn, differ);
+	return result;
 }
 
 /* Compares two strings up to the first NUL of the shorter type. Result 1 when equal. */
@@ -770,6 +812,13 @@ static struct value gen_binary(struct codegen *gen, struct node *node)
 		return gen_logical(gen, node);
 	struct value left = gen_expr(gen, node->lhs);
 	struct value right = gen_expr(gen, node->rhs);
+	if (node->lhs->type->kind == TYPE_ARRAY) {
+		int a = value_to_stack(gen, left, NULL), b = value_to_stack(gen, right, NULL);
+		int equal = gen_memory_equal(gen, a, b, node->lhs->type->size);
+		if (node->op == OP_NE)
+			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
+		return value_reg(equal, node->type);
+	}
 	if (left.kind == VALUE_STACK && right.kind == VALUE_STACK) {
 		int limit = left.type->size < right.type->size ? left.type->size : right.type->size;
 		int equal = gen_string_equal(gen, left, right, limit);
@@ -1664,8 +1713,10 @@ struct value generate_buf(struct codegen *gen, struct node *call)
 		ir_mov_imm(&gen->fn, length, capacity);
 		ir_label(&gen->fn, fits);
 	} else {
-		/* capacity is rounded up to 8; the length is what was asked for */
-		int64_t wanted = length_node ? (int64_t)length_node->const_value : capacity;
+		/* capacity is rounded up to 8; the length is what was asked for,
+		 * or a whole array */
+		int64_t wanted = length_node ? (int64_t)length_node->const_value
+				 : source->type->kind == TYPE_ARRAY ? source->type->size : capacity;
 		length = const_reg(gen, wanted < capacity ? wanted : capacity);
 	}
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, length);

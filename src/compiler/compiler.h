@@ -25,6 +25,7 @@ struct compile_options {
 	FILE *dump;             /* -d: AST, IR and instructions are written here; NULL = no dump */
 	const struct predefined_macro *macros; /* a tool's option values; see preprocess.h */
 	int macro_count;
+	bool join_printf;       /* one record per line: adjacent printf calls joined (tools) */
 };
 
 /* Returns 0, or -1 after reporting every error through diag. */

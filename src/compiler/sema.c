@@ -685,6 +685,16 @@ static void check_binary(struct sema *sema, struct node *node)
 		}
 		return;
 	}
+	if (left->kind == TYPE_ARRAY || right->kind == TYPE_ARRAY) {
+		/* element by element, as bpftrace compares arrays of integers */
+		if (node->op != OP_EQ && node->op != OP_NE)
+			error_at(sema, node->loc, "arrays can only be compared with == and !=");
+		else if (!type_equal(left, right) || !left->pointee || left->pointee->kind != TYPE_INT)
+			error_at(sema, node->loc, "cannot compare %s and %s: only integer arrays of the "
+				 "same type and length", type_name(left), type_name(right));
+		node->type = type_int(8, false);
+		return;
+	}
 	if (!is_int(node->lhs) || !is_int(node->rhs)) {
 		error_at(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
 			 type_name(left), type_name(right));
@@ -832,6 +842,12 @@ static void check_index(struct sema *sema, struct node *node)
 		return;
 	if (!is_int(node->rhs)) {
 		error_at(sema, node->rhs->loc, "an index must be an integer, not %s", type_name(node->rhs->type));
+		return;
+	}
+	if (base->kind == TYPE_ARRAY && base->array_length > 0 && node->rhs->is_constant &&
+	    node->rhs->const_value >= (uint64_t)base->array_length) {
+		error_at(sema, node->rhs->loc, "index %lld is out of bounds for %s",
+			 (long long)node->rhs->const_value, type_name(base));
 		return;
 	}
 	if ((base->kind == TYPE_POINTER || base->kind == TYPE_ARRAY) && base->pointee) {
@@ -1146,7 +1162,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			error_at(sema, node->rhs->loc, "this expression has no value to assign");
 			return;
 		}
-		if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
+		if (value && (value->kind == TYPE_RECORD || (value->kind == TYPE_ARRAY && !value->size))) {
 			error_at(sema, node->rhs->loc, "cannot store %s in a variable; store a pointer to it or "
 				 "one of its fields", type_name(value));
 			return;
@@ -1370,7 +1386,10 @@ static void desugar(struct node *node)
 		if (node->kind == NODE_CALL && node->args && node->args->kind == NODE_MAP &&
 		    !node->args->args && node->args->next &&
 		    (strcmp(node->name, "has_key") == 0 || strcmp(node->name, "delete") == 0)) {
-			node->args->args = node->args->next;
+			struct node *key = node->args->next;
+			/* has_key(@m, (a, b)), as current bpftrace writes a
+			 * multi-key map's key, is @m[a, b] */
+			node->args->args = key->kind == NODE_TUPLE && !key->next ? key->args : key;
 			node->args->next = NULL;
 		}
 		/* a bare `kstack` is kstack() with the defaults */
@@ -1381,6 +1400,93 @@ static void desugar(struct node *node)
 					    node->body, node->args, node->predicate };
 		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
 			desugar(children[i]);
+	}
+}
+
+/* ---- joining a line's printf calls ---- */
+
+static bool is_printf_statement(const struct node *stmt)
+{
+	return stmt->kind == NODE_EXPR_STMT && stmt->lhs->kind == NODE_CALL &&
+	       strcmp(stmt->lhs->name, "printf") == 0 && stmt->lhs->args &&
+	       stmt->lhs->args->kind == NODE_STRING;
+}
+
+/* An `if` whose condition folded to a constant, and whose taken branch
+ * holds nothing but printf calls: a tool's optional column. */
+static struct node *known_printf_branch(const struct node *stmt, bool *is_known)
+{
+	*is_known = false;
+	if (stmt->kind != NODE_IF || !stmt->cond->is_constant || !stmt->cond->type ||
+	    stmt->cond->type->kind != TYPE_INT)
+		return NULL;
+	struct node *branch = stmt->cond->const_value ? stmt->then : stmt->els;
+	for (struct node *inner = branch; inner; inner = inner->next)
+		if (!is_printf_statement(inner))
+			return NULL;
+	*is_known = true;
+	return branch;
+}
+
+/*
+ * Joins printf calls that follow each other in a statement list into one
+ * call, taking in the optional columns of `if (OPTION) { printf(...); }`
+ * once OPTION is known: one ring-buffer record per line instead of several,
+ * so that the lines of events on two CPUs cannot interleave, and a tool's
+ * line costs one helper call. Runs between the silent and the reporting
+ * pass, which then checks the joined call like any other.
+ */
+static void join_printf_runs(struct ast *ast, struct node **link)
+{
+	while (*link) {
+		struct node *stmt = *link;
+		bool is_known;
+		struct node *branch = known_printf_branch(stmt, &is_known);
+		if (is_known) {
+			/* splice the taken branch in place of the if */
+			struct node *last = branch;
+			while (last && last->next)
+				last = last->next;
+			if (last) {
+				last->next = stmt->next;
+				*link = branch;
+			} else {
+				*link = stmt->next;
+			}
+			continue;
+		}
+		if (stmt->kind == NODE_IF) {
+			join_printf_runs(ast, &stmt->then);
+			join_printf_runs(ast, &stmt->els);
+		} else if (stmt->body) {
+			join_printf_runs(ast, &stmt->body);
+		}
+		if (is_printf_statement(stmt) && stmt->next) {
+			struct node *following = stmt->next;
+			bool next_known = false;
+			if (!is_printf_statement(following))
+				known_printf_branch(following, &next_known);
+			if (next_known) {
+				/* flatten it first, then look again */
+				join_printf_runs(ast, &stmt->next);
+				continue;
+			}
+			if (is_printf_statement(following)) {
+				struct node *format = stmt->lhs->args, *other = following->lhs->args;
+				size_t length = strlen(format->string_value) + strlen(other->string_value);
+				char *joined = xasprintf("%s%s", format->string_value, other->string_value);
+				format->string_value = ast_strdup(ast, joined, length);
+				format->string_length = (int)length;
+				free(joined);
+				struct node *tail = format;
+				while (tail->next)
+					tail = tail->next;
+				tail->next = other->next;
+				stmt->next = following->next;
+				continue;
+			}
+		}
+		link = &stmt->next;
 	}
 }
 
@@ -1423,6 +1529,8 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 		check_probe_body(sema, &sema->skipped.items[i], &stand_in);
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	for (int i = 0; sema->options->join_printf && i < sema->probes.count; i++)
+		join_printf_runs(ast, &sema->probes.items[i].node->body);
 	sema->report = true;
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
@@ -1895,6 +2003,10 @@ void check_buf(struct sema *sema, struct node *call)
 	struct node *source = call->args, *length = source->next;
 	check_expr(sema, source);
 	int capacity = sema->options->max_strlen;
+	/* an array is read whole unless told otherwise, as in bpftrace */
+	if (!length && source->type && source->type->kind == TYPE_ARRAY &&
+	    source->type->size > 0 && source->type->size < capacity)
+		capacity = source->type->size;
 	if (length) {
 		check_expr(sema, length);
 		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))

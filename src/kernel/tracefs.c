@@ -21,8 +21,9 @@
  *
  *   scalar                  TYPE_INT of the field's size and signedness
  *   char x[N]               TYPE_STRING of N bytes
- *   other arrays            TYPE_INT of one element (sonde has no array type;
- *                           args->x reads the first element)
+ *   other arrays T x[N]     TYPE_ARRAY of N elements of T's sonde type (the
+ *                           element size is size / N); x[] is a flexible
+ *                           array of length 0, still indexable
  *   T *x                    TYPE_POINTER; user memory for syscalls:* (these
  *                           are the syscall's own arguments), kernel otherwise
  *   __data_loc char[] x     TYPE_STRING with is_data_loc: the field holds a
@@ -357,13 +358,35 @@ static struct type *pointer_type(const struct field_decl *decl, bool is_user)
 	return type;
 }
 
+/* The element of an array field: pointers as pointer_type() makes them,
+ * integers sized from the field (size / count) when that divides evenly,
+ * else from the C type name; NULL when the element is not 1, 2, 4 or 8 bytes
+ * (an array of structs). */
+static struct type *array_element_type(const struct field_decl *decl, int size, bool is_signed,
+				       bool user_pointers)
+{
+	int element_size;
+	bool element_signed;
+
+	if (decl->pointer_depth > 0)
+		return pointer_type(decl, user_pointers);
+	if (decl->array_count > 0 && size % decl->array_count == 0) {
+		element_size = size / decl->array_count;
+		element_signed = is_signed;
+	} else if (!c_int_type(decl->base, &element_size, &element_signed)) {
+		element_size = 1;
+		element_signed = false;
+	}
+	if (element_size != 1 && element_size != 2 && element_size != 4 && element_size != 8)
+		return NULL;
+	return type_int(element_size, element_signed);
+}
+
 /* The sonde type of one field; NULL for a field sonde cannot represent. */
 static struct type *field_type(const struct field_decl *decl, int size, bool is_signed,
 			       bool user_pointers)
 {
 	struct type *type;
-	int element_size;
-	bool element_signed;
 
 	if (decl->is_data_loc && base_is_char(decl->base) && decl->pointer_depth == 0) {
 		type = type_string(TRACEFS_DATA_LOC_STRING_SIZE);
@@ -375,20 +398,16 @@ static struct type *field_type(const struct field_decl *decl, int size, bool is_
 	if (decl->pointer_depth > 0 && !decl->is_array)
 		return pointer_type(decl, user_pointers);
 	if (decl->is_array) {
-		if (decl->pointer_depth > 0)
-			return type_int(8, false);
-		if (base_is_char(decl->base) && decl->array_count > 0)
+		if (base_is_char(decl->base) && decl->pointer_depth == 0 && decl->array_count > 0)
 			return type_string(size);
-		if (decl->array_count > 0 && size % decl->array_count == 0) {
-			element_size = size / decl->array_count;
-			element_signed = is_signed;
-		} else if (!c_int_type(decl->base, &element_size, &element_signed)) {
-			element_size = 1;
-			element_signed = false;
-		}
-		if (element_size != 1 && element_size != 2 && element_size != 4 && element_size != 8)
+		struct type *element = array_element_type(decl, size, is_signed, user_pointers);
+		if (!element)
 			return NULL;
-		return type_int(element_size, element_signed);
+		type = type_new(TYPE_ARRAY);
+		type->pointee = element;
+		type->array_length = decl->array_count;
+		type->size = element->size * decl->array_count;
+		return type;
 	}
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return NULL;

@@ -15,11 +15,13 @@
  * "(1, abc)" (JSON: [1,"abc"]), ntop() addresses in their usual notation,
  * stacks one frame a line after a newline (the frames are looked up in the
  * stack map and named by symbols.c only now, at print time), ksym()/usym()
- * as a bare function name, buf() with non-printable bytes as \xNN.
+ * as a bare function name, buf() with non-printable bytes as \xNN, arrays
+ * as "[1,2,3]".
  *
  * Integers are 8 bytes, sign-extended, everywhere the compiler lays data out
  * (map keys and values, tuple fields, records in the ring buffer); only the
- * fields of kernel structs (TYPE_RECORD) keep their natural sizes.
+ * fields of kernel structs (TYPE_RECORD) and the elements of arrays keep
+ * their natural sizes.
  */
 #include "runtime/runtime.h"
 
@@ -306,6 +308,18 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 		}
 		strbuf_putc(sb, json ? ']' : ')');
 		break;
+	case TYPE_ARRAY: {
+		/* "[127,0,0,1]" in text and JSON alike, as bpftrace prints arrays */
+		int element_size = type->pointee ? type->pointee->size : 0;
+		strbuf_putc(sb, '[');
+		for (int i = 0; element_size && i < type->array_length; i++) {
+			if (i)
+				strbuf_putc(sb, ',');
+			format_value_at(sb, type->pointee, bytes + i * element_size, json, true);
+		}
+		strbuf_putc(sb, ']');
+		break;
+	}
 	case TYPE_RECORD:
 		strbuf_puts(sb, json ? "{" : "{ ");
 		for (int i = 0; i < type->field_count; i++) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernel/btf.h"
 #include "../probes/provider.h"
 
 const struct tool *tool_find(const char *name)
@@ -64,6 +65,7 @@ static const struct {
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
 	{ "list", TOOL_VALUE_LIST },
+	{ "choice", TOOL_VALUE_CHOICE },
 };
 
 /* "MACRO kind [default]" */
@@ -85,6 +87,17 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
+	if (option->kind == TOOL_VALUE_CHOICE) {
+		/* "MACRO choice a,b,c [default]" */
+		char choices[256];
+		int more = 0;
+		if (sscanf(text + used, "%255s %n", choices, &more) < 1) {
+			*error = xasprintf("'%s': a choice lists its values, 'MACRO choice a,b,c'", text);
+			return -EINVAL;
+		}
+		option->choices = xstrdup(choices);
+		used += more;
+	}
 	if (text[used])
 		option->default_text = trimmed(text + used, text + strlen(text));
 	return 0;
@@ -138,6 +151,7 @@ out:
 	free(option.argument);
 	free(option.macro);
 	free(option.default_text);
+	free(option.choices);
 	free(option.help);
 	for (int i = 0; i < count; i++)
 		free(parts[i]);
@@ -274,6 +288,7 @@ void tool_header_free(struct tool_header *header)
 		free(option->argument);
 		free(option->macro);
 		free(option->default_text);
+		free(option->choices);
 		free(option->help);
 	}
 	free(header->options.items);
@@ -409,6 +424,33 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		add_macro(run, option->macro, NULL,
 			  given ? quote_string(text) : xstrdup(text));
 		break;
+	case TOOL_VALUE_CHOICE: {
+		if (!text)
+			break;
+		size_t length = strlen(text);
+		const char *at = option->choices;
+		bool listed = false;
+		while (!listed && at && *at) {
+			size_t item = strcspn(at, ",");
+			listed = item == length && strncmp(at, text, length) == 0;
+			at += item + (at[item] == ',');
+		}
+		if (!listed || strchr(text, ',')) {
+			char *choices = xstrdup(option->choices);
+			for (char *c = choices; *c; c++)
+				if (*c == ',')
+					*c = '|';
+			*error = xasprintf("%s must be one of %s, not '%s'", spelling, choices, text);
+			free(choices);
+			status = -EINVAL;
+			break;
+		}
+		add_macro(run, option->macro, NULL, quote_string(text));
+		char *flag = xasprintf("%s_%s", option->macro, text);
+		add_macro(run, flag, NULL, xstrdup("1"));
+		free(flag);
+		break;
+	}
 	case TOOL_VALUE_LIST: {
 		char *body = given ? list_body(text, spelling, error) : xstrdup("(1)");
 		if (!body) {
@@ -425,9 +467,35 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 
 /* ---- event sources ---- */
 
+/* "btf:STRUCT.FIELD": whether the kernel's struct STRUCT has FIELD (for
+ * fields renamed between kernel versions, chosen by BTF, not by version). */
+static bool btf_field_available(const char *what, char **why)
+{
+	const char *dot = strchr(what, '.');
+	if (!dot) {
+		*why = xasprintf("'btf:%s' should name STRUCT.FIELD", what);
+		return false;
+	}
+	char *struct_name = xasprintf("struct %.*s", (int)(dot - what), what);
+	struct type *record = btf_available() ? btf_type_by_name(struct_name) : NULL;
+	bool found = false;
+	if (record && record->kind == TYPE_RECORD) {
+		if (record->is_incomplete)
+			btf_complete_record(record);
+		for (int i = 0; i < record->field_count && !found; i++)
+			found = record->fields[i].name && strcmp(record->fields[i].name, dot + 1) == 0;
+	}
+	if (!found)
+		*why = xasprintf("this kernel's %s has no field %s", struct_name, dot + 1);
+	free(struct_name);
+	return found;
+}
+
 /* Whether the running kernel can attach probe; *why says why not. */
 static bool probe_available(const char *probe, char **why)
 {
+	if (strncmp(probe, "btf:", 4) == 0)
+		return btf_field_available(probe + 4, why);
 	struct src_loc loc = { 0 };
 	struct probe_spec *spec = probe_spec_parse(probe, loc);
 	const struct provider *provider = spec ? provider_lookup(spec->provider_name) : NULL;
@@ -663,13 +731,45 @@ static void print_synopsis(const struct tool_header *header, FILE *out)
 		fputc(']', out);
 }
 
+/* Prints text word-wrapped at `width` columns; '\n' starts a paragraph. */
+static void print_wrapped(const char *text, int width, FILE *out)
+{
+	int column = 0;
+	for (const char *p = text; *p;) {
+		if (*p == '\n') {
+			fputs("\n\n", out);
+			column = 0;
+			p++;
+			continue;
+		}
+		if (*p == ' ') {
+			p++;
+			continue;
+		}
+		int length = (int)strcspn(p, " \n");
+		if (column && column + 1 + length > width) {
+			fputc('\n', out);
+			column = 0;
+		} else if (column) {
+			fputc(' ', out);
+			column++;
+		}
+		fwrite(p, 1, (size_t)length, out);
+		column += length;
+		p += length;
+	}
+	fputc('\n', out);
+}
+
 void tool_print_help(const struct tool_header *header, FILE *out)
 {
 	fputs("Usage: ", out);
 	print_synopsis(header, out);
 	fprintf(out, "\n%s\n", header->summary);
-	if (header->about)
-		fprintf(out, "\n%s\n", header->about);
+	if (header->about) {
+		fputc('\n', out);
+		print_wrapped(header->about, 78, out);
+	}
 	fputc('\n', out);
 	for (int i = 0; i < header->options.count; i++)
 		print_help_line(&header->options.items[i], out);

@@ -39,6 +39,7 @@ enum tool_value_kind {
 	TOOL_VALUE_PID,     /* a process that must exist; the tool ends when it exits */
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
+	TOOL_VALUE_CHOICE,  /* one of `choices`: the macro is the string, and MACRO_value is 1 */
 };
 
 /* An option (`//! option:`) or a positional argument (`//! arg:`). */
@@ -50,6 +51,7 @@ struct tool_option {
 	char *macro;
 	enum tool_value_kind kind;
 	char *default_text;         /* NULL: the macro is left undefined unless given */
+	char *choices;              /* TOOL_VALUE_CHOICE: "ext4,btrfs,xfs" */
 	char *help;
 };
 

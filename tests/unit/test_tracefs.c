@@ -70,6 +70,12 @@ static bool is_int(const struct type *type, int size, bool is_signed)
 	return type && type->kind == TYPE_INT && type->size == size && type->is_signed == is_signed;
 }
 
+static bool is_array(const struct type *type, int length, int element_size, bool is_signed)
+{
+	return type && type->kind == TYPE_ARRAY && type->array_length == length &&
+	       type->size == length * element_size && is_int(type->pointee, element_size, is_signed);
+}
+
 static const struct src_loc no_loc = { 1, 1, 0 };
 
 /* Expands text through its provider; returns the point count or -errno. */
@@ -222,35 +228,40 @@ static bool test_format_data_loc(void)
 	return true;
 }
 
+/* A format file with a field of every kind of declaration. */
+static const char synthetic_format[] =
+	"name: demo\n"
+	"ID: 42\n"
+	"format:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+	"\n"
+	"\tfield:u8 addr[6];\toffset:8;\tsize:6;\tsigned:0;\n"
+	"\tfield:unsigned long args[];\toffset:16;\tsize:0;\tsigned:0;\n"
+	"\tfield:const char *const * argv;\toffset:16;\tsize:8;\tsigned:0;\n"
+	"\tfield:struct file * file;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:__data_loc u64[] ips;\toffset:32;\tsize:4;\tsigned:0;\n"
+	"\tfield:__rel_loc char[] msg;\toffset:36;\tsize:4;\tsigned:0;\n"
+	"\tfield:bool ok;\toffset:40;\tsize:1;\tsigned:0;\n"
+	"\tfield:__u8 saddr[4];\toffset:44;\tsize:4;\tsigned:0;\n"
+	"\tfield:__u8 daddr_v6[16];\toffset:48;\tsize:16;\tsigned:0;\n"
+	"\tfield:__u16 ports[3];\toffset:64;\tsize:6;\tsigned:0;\n"
+	"\tfield:long sysctl_mem[3];\toffset:72;\tsize:24;\tsigned:1;\n"
+	"\tfield:char comm[16];\toffset:96;\tsize:16;\tsigned:1;\n"
+	"\tfield:const char * names[2];\toffset:112;\tsize:16;\tsigned:0;\n"
+	"\tfield:struct pair pairs[2];\toffset:128;\tsize:24;\tsigned:0;\n"
+	"\n"
+	"print fmt: \"%d\", REC->ok\n";
+
 static bool test_format_synthetic(void)
 {
-	const char *text =
-		"name: demo\n"
-		"ID: 42\n"
-		"format:\n"
-		"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-		"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-		"\n"
-		"\tfield:u8 addr[6];\toffset:8;\tsize:6;\tsigned:0;\n"
-		"\tfield:unsigned long args[];\toffset:16;\tsize:0;\tsigned:0;\n"
-		"\tfield:const char *const * argv;\toffset:16;\tsize:8;\tsigned:0;\n"
-		"\tfield:struct file * file;\toffset:24;\tsize:8;\tsigned:0;\n"
-		"\tfield:__data_loc u64[] ips;\toffset:32;\tsize:4;\tsigned:0;\n"
-		"\tfield:__rel_loc char[] msg;\toffset:36;\tsize:4;\tsigned:0;\n"
-		"\tfield:bool ok;\toffset:40;\tsize:1;\tsigned:0;\n"
-		"\n"
-		"print fmt: \"%d\", REC->ok\n";
 	struct tracepoint_format format;
 	char *error = NULL;
 	const struct type_field *field;
 
-	EXPECT(tracefs_parse_format(text, "demo", "ev", &format, &error) == 0, "%s", error);
+	EXPECT(tracefs_parse_format(synthetic_format, "demo", "ev", &format, &error) == 0, "%s", error);
 	EXPECT(format.id == 42, "id %d", format.id);
-	EXPECT(format.record->field_count == 7, "%d fields", format.record->field_count);
-	field = find_field(format.record, "addr");
-	EXPECT(field && is_int(field->type, 1, false), "addr: element of u8[6]");
-	field = find_field(format.record, "args");
-	EXPECT(field && is_int(field->type, 8, false), "args: element of flexible unsigned long[]");
+	EXPECT(format.record->field_count == 13, "%d fields", format.record->field_count);
 	field = find_field(format.record, "argv");
 	EXPECT(field && field->type->kind == TYPE_POINTER && field->type->pointee->kind == TYPE_POINTER &&
 		       !field->type->is_user_pointer,
@@ -271,6 +282,55 @@ static bool test_format_synthetic(void)
 	       "a format without ID should fail");
 	EXPECT(strcmp(error, "format of tracepoint demo:ev has no ID line") == 0, "%s", error);
 	free(error);
+	return true;
+}
+
+/* Array declarations become arrays of their element type (the element size
+ * is the field's size over the count); char arrays stay strings. */
+static bool test_format_arrays(void)
+{
+	struct tracepoint_format format;
+	char *error = NULL;
+	const struct type_field *field;
+
+	EXPECT(tracefs_parse_format(synthetic_format, "demo", "ev", &format, &error) == 0, "%s", error);
+	field = find_field(format.record, "addr");
+	EXPECT(field && is_array(field->type, 6, 1, false), "addr: u8[6]");
+	field = find_field(format.record, "args");
+	EXPECT(field && is_array(field->type, 0, 8, false), "args: flexible unsigned long[]");
+	field = find_field(format.record, "saddr");
+	EXPECT(field && field->offset == 44 && is_array(field->type, 4, 1, false), "saddr is %s",
+	       field ? type_name(field->type) : "missing");
+	field = find_field(format.record, "daddr_v6");
+	EXPECT(field && field->offset == 48 && is_array(field->type, 16, 1, false), "daddr_v6");
+	field = find_field(format.record, "ports");
+	EXPECT(field && is_array(field->type, 3, 2, false), "ports is %s",
+	       field ? type_name(field->type) : "missing");
+	field = find_field(format.record, "sysctl_mem");
+	EXPECT(field && is_array(field->type, 3, 8, true), "sysctl_mem is %s",
+	       field ? type_name(field->type) : "missing");
+	field = find_field(format.record, "comm");
+	EXPECT(field && field->type->kind == TYPE_STRING && field->type->size == 16, "comm");
+	field = find_field(format.record, "names");
+	EXPECT(field && field->type->kind == TYPE_ARRAY && field->type->array_length == 2 &&
+		       field->type->size == 16 && field->type->pointee->kind == TYPE_POINTER,
+	       "names: array of 2 pointers");
+	/* 12-byte elements are no integer: the field is left out */
+	EXPECT(!find_field(format.record, "pairs"), "pairs should be left out");
+	EXPECT(strcmp(type_name(find_field(format.record, "saddr")->type), "uint8[4]") == 0,
+	       "saddr named %s", type_name(find_field(format.record, "saddr")->type));
+	tracepoint_format_free(&format);
+
+	/* the kernel's own: sock:inet_sock_set_state, where the bug was seen */
+	if (tracefs_read_format("sock", "inet_sock_set_state", &format, &error) == 0) {
+		field = find_field(format.record, "saddr");
+		EXPECT(field && is_array(field->type, 4, 1, false), "inet_sock_set_state saddr");
+		field = find_field(format.record, "daddr_v6");
+		EXPECT(field && is_array(field->type, 16, 1, false), "inet_sock_set_state daddr_v6");
+		tracepoint_format_free(&format);
+	} else {
+		free(error);
+	}
 	return true;
 }
 
@@ -839,6 +899,7 @@ int main(void)
 	run("format_sched_switch", test_format_sched_switch);
 	run("format_data_loc", test_format_data_loc);
 	run("format_synthetic", test_format_synthetic);
+	run("format_arrays", test_format_arrays);
 	run("spec_parse", test_spec_parse);
 	run("provider_lookup", test_provider_lookup);
 	run("parse_count", test_parse_count);
