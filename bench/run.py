@@ -6,11 +6,11 @@ prints one table: the median of each tool, the ratio sonde/bpftrace, and the
 target that ratio should meet. Everything measured is a real run of the real
 binaries on the real kernel. The same numbers go to bench/results/latest.json.
 
-    sudo python3 bench/run.py            full run (under 10 minutes)
-    sudo python3 bench/run.py --quick    fewer repetitions (under 2 minutes)
+    sudo python3 bench/run.py            full run (under 15 minutes)
+    sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
 
-The five groups (see bench/README.md for what each one means):
+The six groups (see bench/README.md for what each one means):
 
   startup   wall time to the attach message and to exit, and peak RSS
   kernel    run_time_ns / run_cnt of the BPF programs (kernel.bpf_stats_enabled)
@@ -18,6 +18,8 @@ The five groups (see bench/README.md for what each one means):
   dd        slowdown of dd bs=1 traced by each tool, against untraced
   delivery  highest printf rate delivered without loss; loss at full speed
   footprint binary plus its shared libraries beyond libc
+  tools     sonde TOOL against libbpf-tools and bpftrace's TOOL.bt: time to
+            tracing, peak RSS, kernel ns per event (against libbpf-tools)
 
 The tracers' programs are found through /proc/PID/fdinfo: every BPF program
 file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
@@ -49,7 +51,7 @@ BPF_PROG_TYPE_TRACEPOINT = 5
 
 # Debian packages the benchmarks need, by the command that shows they are there.
 PACKAGES = ["bpftrace", "bpftool", "strace", "time", "gcc", "make", "libbpf-dev", "libelf-dev",
-            "zlib1g-dev"]
+            "zlib1g-dev", "libbpf-tools"]
 
 TOOLS = ["sonde", "bpftrace"]
 
@@ -366,8 +368,8 @@ def time_startup(command, pattern, stop=False, tty=False):
     # A tool stopped by SIGINT may exit with 130 or by the signal itself.
     failed = proc.returncode != 0 and not (stop and attached is not None)
     if failed or attached is None:
-        raise RuntimeError("%s failed: %s" % (" ".join(command),
-                           streams[err_fd].decode(errors="replace")[:300]))
+        raise RuntimeError("%s failed:\n%s" % (" ".join(command),
+                           streams[err_fd].decode(errors="replace")[-2000:]))
     return {"attach_s": attached, "total_s": total}
 
 
@@ -654,6 +656,17 @@ TOOL_BENCH = [
 TOOL_EVENTS = {"exec": 500, "open": 100000, "dd": 20000, "pingpong": 50000}
 
 
+def first_error(text):
+    """The line of a failed tool's stderr that says why, without bpftrace's
+    RLIMIT_MEMLOCK warning (it shows on every run)."""
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and "RLIMIT_MEMLOCK" not in line]
+    for line in lines:
+        if line.startswith("ERROR") or "error:" in line:
+            return line[:120]
+    return (lines[-1] if lines else text)[:120]
+
+
 def sonde_has_tool(name):
     result = subprocess.run([SONDE, name, "--help"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -737,13 +750,16 @@ def tool_kernel_cost(name, column, command, pattern, kind, count, workload, dd_f
     return (run_time / events if events else None), sample
 
 
-def bench_tools(reps, workload, workdir, results, quick):
+def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
     """Start-up to tracing and peak RSS of sonde's tools against
     libbpf-tools' and bpftrace's, and the kernel cost per event of sonde's
     against libbpf-tools'. One row per comparison; a tool sonde does not
     have yet is a note."""
     xlated_dir = os.path.join(RESULTS_DIR, "xlated")
     os.makedirs(xlated_dir, exist_ok=True)
+    for old in os.listdir(xlated_dir):
+        if old.startswith("tool-"):
+            os.remove(os.path.join(xlated_dir, old))
     dd_file = None
     details = {}
     for name, _, kind in TOOL_BENCH:
@@ -770,7 +786,7 @@ def bench_tools(reps, workload, workdir, results, quick):
                     startup[column].append(sample["attach_s"])
                     rss[column].append(peak_rss(command, workdir, pattern, tty=True))
                 except RuntimeError as error:
-                    failures[column] = str(error).splitlines()[0][:200]
+                    failures[column] = first_error(str(error))
                     log("  tools %s: %s failed: %s" % (name, column, failures[column]))
         for column, error in failures.items():
             results.note("tools", name, "%s failed: %s" % (column, error))
@@ -788,7 +804,7 @@ def bench_tools(reps, workload, workdir, results, quick):
                             target, baseline=baseline)
         log("  tools %s start-up done" % name)
         # Kernel cost per event, sonde against libbpf-tools.
-        if kind is None or "libbpf-tools" not in columns or failures:
+        if kind is None or "libbpf-tools" not in columns or "libbpf-tools" in failures:
             continue
         if kind == "dd":
             if dd_file is None:
@@ -799,7 +815,7 @@ def bench_tools(reps, workload, workdir, results, quick):
         count = TOOL_EVENTS[kind] // (5 if quick else 1)
         cost = {"sonde": [], "libbpf-tools": []}
         details[name] = {"sonde": [], "libbpf-tools": []}
-        for rep in range(reps):
+        for rep in range(kernel_reps):
             for column, command, pattern in variants[:2]:
                 ns, sample = tool_kernel_cost(name, column, command, pattern, kind, count,
                                               workload, dd_file, workdir, xlated_dir, rep)
@@ -885,7 +901,7 @@ def fmt(value):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 2 minutes")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
     parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint,tools",
                         help="comma-separated groups to run")
     args = parser.parse_args()
@@ -918,7 +934,8 @@ def main():
             bench_footprint(results)
         if "tools" in groups:
             log("tools")
-            bench_tools(2 if args.quick else 5, workload, workdir, results, args.quick)
+            bench_tools(2 if args.quick else 5, 2 if args.quick else 3, workload, workdir,
+                        results, args.quick)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)
