@@ -6,11 +6,11 @@ prints one table: the median of each tool, the ratio sonde/bpftrace, and the
 target that ratio should meet. Everything measured is a real run of the real
 binaries on the real kernel. The same numbers go to bench/results/latest.json.
 
-    sudo python3 bench/run.py            full run (under 10 minutes)
-    sudo python3 bench/run.py --quick    fewer repetitions (under 2 minutes)
+    sudo python3 bench/run.py            full run (under 15 minutes)
+    sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
 
-The five groups (see bench/README.md for what each one means):
+The six groups (see bench/README.md for what each one means):
 
   startup   wall time to the attach message and to exit, and peak RSS
   kernel    run_time_ns / run_cnt of the BPF programs (kernel.bpf_stats_enabled)
@@ -18,6 +18,8 @@ The five groups (see bench/README.md for what each one means):
   dd        slowdown of dd bs=1 traced by each tool, against untraced
   delivery  highest printf rate delivered without loss; loss at full speed
   footprint binary plus its shared libraries beyond libc
+  tools     sonde TOOL against libbpf-tools and bpftrace's TOOL.bt: time to
+            tracing, peak RSS, kernel ns per event (against libbpf-tools)
 
 The tracers' programs are found through /proc/PID/fdinfo: every BPF program
 file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
@@ -37,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -48,7 +51,7 @@ BPF_PROG_TYPE_TRACEPOINT = 5
 
 # Debian packages the benchmarks need, by the command that shows they are there.
 PACKAGES = ["bpftrace", "bpftool", "strace", "time", "gcc", "make", "libbpf-dev", "libelf-dev",
-            "zlib1g-dev"]
+            "zlib1g-dev", "libbpf-tools"]
 
 TOOLS = ["sonde", "bpftrace"]
 
@@ -164,26 +167,46 @@ def dump_xlated(prog_id, path):
 class Tracer:
     """One tracer process with its output in files, started and stopped by us."""
 
-    def __init__(self, tool, program, workdir, tag, extra=()):
+    def __init__(self, tool, program, workdir, tag, extra=(), command=None, pattern=None,
+                 tty=False):
+        """tool is "sonde" or "bpftrace" running program; or any name, with
+        the command to run and the pattern that says it is tracing (on
+        either stream). With tty, the standard output is a pseudo-terminal
+        (copied to the output file), for tools that buffer it otherwise."""
         self.tool = tool
         self.stdout_path = os.path.join(workdir, "%s-%s.out" % (tag, tool))
         self.stderr_path = os.path.join(workdir, "%s-%s.err" % (tag, tool))
-        self.watch_path = self.stderr_path if tool == "sonde" else self.stdout_path
+        self.pattern = pattern or attach_pattern(tool)
         self.started = time.monotonic()
+        self.copier = None
+        if command is None:
+            command = tool_command(tool, program, extra)
         with open(self.stdout_path, "w") as out, open(self.stderr_path, "w") as err:
-            self.proc = subprocess.Popen(tool_command(tool, program, extra),
-                                         stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            if not tty:
+                self.proc = subprocess.Popen(command, stdout=out, stderr=err,
+                                             stdin=subprocess.DEVNULL)
+                return
+            master, slave = os.openpty()
+            self.proc = subprocess.Popen(command, stdout=slave, stderr=err,
+                                         stdin=subprocess.DEVNULL)
+            os.close(slave)
+        self.copier = threading.Thread(target=copy_pty, args=(master, self.stdout_path),
+                                       daemon=True)
+        self.copier.start()
 
     def wait_attached(self, timeout=60, settle=0.3):
         """Wait for the attach message, then a little more: bpftrace prints
         its message before it attaches."""
-        pattern = attach_pattern(self.tool)
+        pattern = self.pattern
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            with open(self.watch_path) as f:
-                if pattern.search(f.read()):
-                    time.sleep(settle)
-                    return True
+            text = ""
+            for path in (self.stdout_path, self.stderr_path):
+                with open(path, errors="replace") as f:
+                    text += f.read()
+            if pattern.search(text):
+                time.sleep(settle)
+                return True
             if self.proc.poll() is not None:
                 break
             time.sleep(0.01)
@@ -205,6 +228,8 @@ class Tracer:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        if self.copier is not None:
+            self.copier.join(10)
 
     def output(self):
         with open(self.stdout_path, errors="replace") as f:
@@ -212,6 +237,22 @@ class Tracer:
         with open(self.stderr_path, errors="replace") as f:
             stderr = f.read()
         return stdout, stderr
+
+
+def copy_pty(master, path):
+    """Copy what a tracer writes to its pseudo-terminal into a file, until
+    the tracer has closed it."""
+    with open(path, "wb") as out:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out.write(chunk)
+            out.flush()
+    os.close(master)
 
 
 def lost_events(text):
@@ -249,36 +290,71 @@ STARTUP_PROGRAMS = [
 ]
 
 
-def peak_rss(tool, program, workdir):
+def peak_rss(command, workdir, pattern=None, tty=False):
     """Peak RSS in KiB, through GNU time. Not wait4() from here: a child
     that Python forks or vforks starts out sharing Python's own memory, and
     ru_maxrss keeps that high-water mark across exec, so every tool would
-    seem to need at least the ~17 MB of this script."""
+    seem to need at least the ~17 MB of this script.
+
+    A command that runs until interrupted (a tool) is given its pattern: it
+    is stopped with SIGINT once the pattern shows up, as a user would stop
+    it, and its peak includes what it does on the way out. GNU time ignores
+    SIGINT while it waits, so the signal sent to the process group reaches
+    the tool alone."""
     report = os.path.join(workdir, "rss")
-    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report,
-                    *tool_command(tool, program)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    timed = ["/usr/bin/time", "-f", "%M", "-o", report, *command]
+    if pattern is None:
+        subprocess.run(timed, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    else:
+        time_startup(timed, pattern, stop=True, tty=tty)
     with open(report) as f:
         return int(f.read().split()[-1])
 
 
-def time_startup(tool, program):
-    """Launch the tool, read both its streams as they come, and note when
-    the attach message shows up and when the tool has exited."""
-    pattern = attach_pattern(tool)
+def time_startup(command, pattern, stop=False, tty=False):
+    """Launch the command, read both its streams as they come, and note when
+    the attach message (pattern) shows up and when the command has exited.
+    With stop, the command runs until interrupted: SIGINT it once the
+    pattern has shown up. With tty, its standard output is a pseudo-terminal,
+    as when a user runs it (a libbpf-tools program writes its header with
+    stdio, which holds it back in a buffer when the output is a pipe)."""
     start = time.monotonic()
-    proc = subprocess.Popen(tool_command(tool, program), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    streams = {proc.stdout.fileno(): b"", proc.stderr.fileno(): b""}
+    if tty:
+        master, slave = os.openpty()
+        proc = subprocess.Popen(command, stdout=slave, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        os.close(slave)
+        out_fd = master
+    else:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        out_fd = proc.stdout.fileno()
+    err_fd = proc.stderr.fileno()
+    streams = {out_fd: b"", err_fd: b""}
     attached = None
+    interrupted = []
     open_fds = set(streams)
     while open_fds:
-        ready, _, _ = select.select(list(open_fds), [], [], 30)
+        if stop and attached is not None and proc.poll() is None:
+            # SIGINT to the process group, again every two seconds (bpftrace
+            # can miss one that comes while it is still attaching), and
+            # SIGKILL after twenty.
+            now = time.monotonic()
+            if not interrupted or now - interrupted[-1] >= 2:
+                os.killpg(proc.pid, signal.SIGKILL if len(interrupted) >= 10
+                          else signal.SIGINT)
+                interrupted.append(now)
+        ready, _, _ = select.select(list(open_fds), [], [], 1 if interrupted else 30)
         if not ready:
-            proc.kill()
-            break
+            if not interrupted:
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+            continue
         for fd in ready:
-            chunk = os.read(fd, 65536)
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""  # a pty's master reads EIO once the slave is closed
             if not chunk:
                 open_fds.discard(fd)
                 continue
@@ -287,9 +363,13 @@ def time_startup(tool, program):
                 attached = time.monotonic() - start
     proc.wait()
     total = time.monotonic() - start
-    if proc.returncode != 0 or attached is None:
-        raise RuntimeError("%s failed on %r: %s" % (tool, program,
-                           streams[proc.stderr.fileno()].decode(errors="replace")[:300]))
+    if tty:
+        os.close(master)
+    # A tool stopped by SIGINT may exit with 130 or by the signal itself.
+    failed = proc.returncode != 0 and not (stop and attached is not None)
+    if failed or attached is None:
+        raise RuntimeError("%s failed:\n%s" % (" ".join(command),
+                           streams[err_fd].decode(errors="replace")[-2000:]))
     return {"attach_s": attached, "total_s": total}
 
 
@@ -298,8 +378,9 @@ def bench_startup(reps, workdir, results):
         samples = {tool: [] for tool in TOOLS}
         for _ in range(reps):
             for tool in TOOLS:
-                sample = time_startup(tool, program)
-                sample["maxrss_kb"] = peak_rss(tool, program, workdir)
+                command = tool_command(tool, program)
+                sample = time_startup(command, attach_pattern(tool))
+                sample["maxrss_kb"] = peak_rss(command, workdir)
                 samples[tool].append(sample)
         # No target on the time to attach: bpftrace prints its message before
         # it attaches, sonde after, so the two are not the same moment.
@@ -552,6 +633,201 @@ def bench_footprint(results):
     log("  footprint done")
 
 
+# ---------------------------------------------------------------- 6. tools
+
+LIBBPF_TOOLS_DIR = "/usr/sbin"
+BPFTRACE_TOOLS_DIR = "/usr/sbin"
+
+# Each tool: the line that says libbpf-tools' version is tracing (it prints
+# its header or "Tracing ..." on stdout after every program is attached),
+# and the workload that drives its events for the kernel cost (None: no
+# kernel-cost row). sonde says "Attached N probes" on stderr once attached,
+# bpftrace "Attaching N probes..." on stdout before it attaches.
+TOOL_BENCH = [
+    ("execsnoop", r"PCOMM\s+PID\s+PPID", "exec"),
+    ("opensnoop", r"PID\s+COMM\s+FD\s+ERR\s+PATH", "open"),
+    ("biolatency", r"Tracing block device I/O", "dd"),
+    ("runqlat", r"Tracing run queue latency", "pingpong"),
+    ("syscount", r"Tracing syscalls", None),
+]
+
+# Events per kernel-cost run (full run; --quick takes a fifth). An exec is
+# the slowest: fork, exec of /bin/true and wait, a few ms on a busy machine.
+TOOL_EVENTS = {"exec": 500, "open": 100000, "dd": 20000, "pingpong": 50000}
+
+
+def first_error(text):
+    """The line of a failed tool's stderr that says why, without bpftrace's
+    RLIMIT_MEMLOCK warning (it shows on every run)."""
+    lines = [line.strip() for line in text.splitlines()
+             if line.strip() and "RLIMIT_MEMLOCK" not in line]
+    for line in lines:
+        if line.startswith("ERROR") or "error:" in line:
+            return line[:120]
+    return (lines[-1] if lines else text)[:120]
+
+
+def sonde_has_tool(name):
+    result = subprocess.run([SONDE, name, "--help"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    return result.returncode == 0
+
+
+def tool_variants(name):
+    """The three implementations of tool name: (column, command, pattern)."""
+    return [
+        ("sonde", [SONDE, name], re.compile(r"Attached \d+ probe")),
+        ("libbpf-tools", [os.path.join(LIBBPF_TOOLS_DIR, name)],
+         re.compile(dict((t[0], t[1]) for t in TOOL_BENCH)[name])),
+        ("bpftrace", [BPFTRACE, os.path.join(BPFTRACE_TOOLS_DIR, name + ".bt")],
+         attach_pattern("bpftrace")),
+    ]
+
+
+def direct_io_file(workdir):
+    """A file for dd oflag=direct on a real block device, written once so
+    that the measured writes overwrite blocks in place (no allocation).
+    None when workdir is not on a block device."""
+    path = os.path.join(workdir, "direct-io")
+    st = os.stat(workdir)
+    if not os.path.exists("/sys/dev/block/%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))):
+        return None
+    subprocess.run(["dd", "if=/dev/zero", "of=" + path, "bs=1M", "count=80", "conv=fsync"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return path
+
+
+def drive_events(kind, count, workload, dd_file, tracer):
+    """Run the workload that drives the tool's events, between two readings
+    of the tracer's programs' counters. Returns (before, after)."""
+    if kind == "dd":
+        before = tracer.programs()
+        subprocess.run(["dd", "if=/dev/zero", "of=" + dd_file, "bs=4k", "count=%d" % count,
+                        "oflag=direct", "conv=notrunc"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return before, tracer.programs()
+    proc = subprocess.Popen([workload, kind, str(count)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    before = tracer.programs()
+    out, _ = proc.communicate("go\n", timeout=600)
+    after = tracer.programs()
+    if proc.returncode != 0 or not out.startswith("done"):
+        raise RuntimeError("workload %s %d failed" % (kind, count))
+    return before, after
+
+
+def tool_kernel_cost(name, column, command, pattern, kind, count, workload, dd_file,
+                     workdir, xlated_dir, rep):
+    """ns per event: the run time of all of the tracer's programs summed,
+    divided by the run count of its busiest program (the one on the event
+    itself: the exec, the open, the I/O, the context switch; the machine's
+    other such events included, on both sides alike)."""
+    tracer = Tracer(column, None, workdir, "tool-" + name, command=command, pattern=pattern,
+                    tty=True)
+    try:
+        tracer.wait_attached()
+        before, after = drive_events(kind, count, workload, dd_file, tracer)
+        programs = []
+        for prog_id in sorted(after):
+            old = before.get(prog_id, {"run_time_ns": 0, "run_cnt": 0})
+            info = bpftool_program(prog_id)
+            programs.append({"id": prog_id, "type": after[prog_id]["type"],
+                             "name": info.get("name", ""), "insns": info.get("insns", 0),
+                             "run_time_ns": after[prog_id]["run_time_ns"] - old["run_time_ns"],
+                             "run_cnt": after[prog_id]["run_cnt"] - old["run_cnt"]})
+            if rep == 0:
+                dump_xlated(prog_id, os.path.join(xlated_dir, "tool-%s-%s-%d.txt"
+                                                  % (name, column, prog_id)))
+    finally:
+        tracer.stop()
+    events = max((p["run_cnt"] for p in programs), default=0)
+    run_time = sum(p["run_time_ns"] for p in programs)
+    if events < count:
+        log("  warning: %s %s saw %d events, expected %d or more"
+            % (column, name, events, count))
+    sample = {"events": events, "workload_events": count, "run_time_ns": run_time,
+              "programs": programs}
+    return (run_time / events if events else None), sample
+
+
+def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
+    """Start-up to tracing and peak RSS of sonde's tools against
+    libbpf-tools' and bpftrace's, and the kernel cost per event of sonde's
+    against libbpf-tools'. One row per comparison; a tool sonde does not
+    have yet is a note."""
+    xlated_dir = os.path.join(RESULTS_DIR, "xlated")
+    os.makedirs(xlated_dir, exist_ok=True)
+    for old in os.listdir(xlated_dir):
+        if old.startswith("tool-"):
+            os.remove(os.path.join(xlated_dir, old))
+    dd_file = None
+    details = {}
+    for name, _, kind in TOOL_BENCH:
+        if not sonde_has_tool(name):
+            results.note("tools", name, "skipped: sonde has no %s yet" % name)
+            log("  tools %s skipped (sonde %s --help fails)" % (name, name))
+            continue
+        variants = [v for v in tool_variants(name)
+                    if all(os.path.exists(arg) for arg in v[1] if arg.startswith("/"))]
+        columns = [v[0] for v in variants]
+        for missing in {"libbpf-tools", "bpftrace"} - set(columns):
+            results.note("tools", name, "no %s version installed" % missing)
+        # Start-up: one timed run and one run under GNU time per
+        # implementation and repetition, the implementations alternating.
+        startup = {c: [] for c in columns}
+        rss = {c: [] for c in columns}
+        failures = {}
+        for _ in range(reps):
+            for column, command, pattern in variants:
+                if column in failures:
+                    continue
+                try:
+                    sample = time_startup(command, pattern, stop=True, tty=True)
+                    startup[column].append(sample["attach_s"])
+                    rss[column].append(peak_rss(command, workdir, pattern, tty=True))
+                except RuntimeError as error:
+                    failures[column] = first_error(str(error))
+                    log("  tools %s: %s failed: %s" % (name, column, failures[column]))
+        for column, error in failures.items():
+            results.note("tools", name, "%s failed: %s" % (column, error))
+        if "sonde" in failures:
+            continue
+        for baseline, target in [("libbpf-tools", 2.0), ("bpftrace", 0.1)]:
+            if baseline in columns and baseline not in failures:
+                results.add("tools", "%s: time to tracing vs %s" % (name, baseline), "s",
+                            {"sonde": startup["sonde"], baseline: startup[baseline]},
+                            target, baseline=baseline)
+        for baseline, target in [("libbpf-tools", 1.5), ("bpftrace", None)]:
+            if baseline in columns and baseline not in failures:
+                results.add("tools", "%s: peak RSS vs %s" % (name, baseline), "KiB",
+                            {"sonde": rss["sonde"], baseline: rss[baseline]},
+                            target, baseline=baseline)
+        log("  tools %s start-up done" % name)
+        # Kernel cost per event, sonde against libbpf-tools.
+        if kind is None or "libbpf-tools" not in columns or "libbpf-tools" in failures:
+            continue
+        if kind == "dd":
+            if dd_file is None:
+                dd_file = direct_io_file(workdir)
+            if dd_file is None:
+                results.note("tools", name, "no ns/event: the work directory is not on a disk")
+                continue
+        count = TOOL_EVENTS[kind] // (5 if quick else 1)
+        cost = {"sonde": [], "libbpf-tools": []}
+        details[name] = {"sonde": [], "libbpf-tools": []}
+        for rep in range(kernel_reps):
+            for column, command, pattern in variants[:2]:
+                ns, sample = tool_kernel_cost(name, column, command, pattern, kind, count,
+                                              workload, dd_file, workdir, xlated_dir, rep)
+                if ns is not None:
+                    cost[column].append(ns)
+                details[name][column].append(sample)
+        results.add("tools", "%s: ns/event vs libbpf-tools" % name, "ns", cost, 1.2,
+                    baseline="libbpf-tools")
+        log("  tools %s kernel cost done" % name)
+    results.context["tools kernel cost"] = details
+
+
 # ---------------------------------------------------------------- table
 
 class Results:
@@ -560,11 +836,13 @@ class Results:
         self.context = {}
 
     def add(self, group, name, unit, samples, target, hard_limit=None,
-            higher_is_better=False, extra=None):
-        med = {tool: median(samples[tool]) for tool in TOOLS}
+            higher_is_better=False, extra=None, baseline="bpftrace"):
+        """samples: {"sonde": [...], baseline: [...]}; the ratio is sonde's
+        median over the baseline's."""
+        med = {tool: median(samples[tool]) for tool in ("sonde", baseline)}
         ratio = None
-        if med["sonde"] is not None and med["bpftrace"]:
-            ratio = med["sonde"] / med["bpftrace"]
+        if med["sonde"] is not None and med[baseline]:
+            ratio = med["sonde"] / med[baseline]
         verdict = ""
         if target is not None and ratio is not None:
             if higher_is_better:
@@ -573,11 +851,15 @@ class Results:
                 verdict = "pass" if ratio <= target else "MISS"
                 if hard_limit is not None and ratio > hard_limit:
                     verdict = "FAIL"
-        self.rows.append({"group": group, "name": name, "unit": unit,
-                          "sonde": med["sonde"], "bpftrace": med["bpftrace"],
+        self.rows.append({"group": group, "name": name, "unit": unit, "baseline": baseline,
+                          "sonde": med["sonde"], baseline: med[baseline],
                           "ratio": ratio, "target": target, "hard_limit": hard_limit,
                           "higher_is_better": higher_is_better, "verdict": verdict,
                           "samples": samples, **({"extra": extra} if extra else {})})
+
+    def note(self, group, name, text):
+        """A row with no numbers: a benchmark skipped, and why."""
+        self.rows.append({"group": group, "name": name, "note": text})
 
     def table(self):
         lines = ["%-52s %12s %12s %8s %8s  %s" % ("benchmark", "sonde", "bpftrace",
@@ -588,12 +870,18 @@ class Results:
                 group = row["group"]
                 lines.append("")
                 lines.append("[%s]" % group)
+                if any(r.get("baseline", "bpftrace") != "bpftrace" for r in self.rows
+                       if r["group"] == group):
+                    lines.append("  (second column: the tool named after \"vs\")")
+            if "note" in row:
+                lines.append("%-52s  %s" % (row["name"] + ":", row["note"]))
+                continue
             target = ""
             if row["target"] is not None:
                 target = ("%s%.2fx" % (">=" if row["higher_is_better"] else "<=", row["target"]))
             lines.append("%-52s %12s %12s %8s %8s  %s" % (
                 "%s (%s)" % (row["name"], row["unit"]),
-                fmt(row["sonde"]), fmt(row["bpftrace"]),
+                fmt(row["sonde"]), fmt(row[row["baseline"]]),
                 "%.3f" % row["ratio"] if row["ratio"] is not None else "-",
                 target, row["verdict"]))
         return "\n".join(lines)
@@ -613,8 +901,8 @@ def fmt(value):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 2 minutes")
-    parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint",
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
+    parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint,tools",
                         help="comma-separated groups to run")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -644,6 +932,10 @@ def main():
             bench_delivery(1 if args.quick else 3, workload, workdir, results, args.quick)
         if "footprint" in groups:
             bench_footprint(results)
+        if "tools" in groups:
+            log("tools")
+            bench_tools(2 if args.quick else 5, 2 if args.quick else 3, workload, workdir,
+                        results, args.quick)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)

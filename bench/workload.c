@@ -9,6 +9,11 @@
  *     workload write N        N write(2)s to /dev/null, sizes 1..8192
  *     workload read N         N read(2)s from /dev/zero, sizes 1..8192
  *     workload open N         N openat(2)s of a few fixed paths (and closes)
+ *     workload exec N         N fork(2)s, each child execve(2)ing /bin/true,
+ *                             one after another (waited for)
+ *     workload pingpong N     N round trips of one byte between two processes
+ *                             over two pipes: every trip wakes each side once,
+ *                             so at least two wake-ups and context switches
  *     workload getppid N RATE [SECONDS]
  *                             N getppid(2)s paced at RATE per second
  *                             (RATE 0: as fast as possible), stopping early
@@ -31,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,6 +101,60 @@ static int run_open(long count)
 	return 0;
 }
 
+static int run_exec(long count)
+{
+	static char *const argv[] = { "/bin/true", NULL };
+	static char *const envp[] = { NULL };
+
+	for (long i = 0; i < count; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return -1;
+		if (pid == 0) {
+			execve(argv[0], argv, envp);
+			_exit(127);
+		}
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int run_pingpong(long count)
+{
+	int ping[2], pong[2];
+	char byte = 'x';
+	pid_t pid;
+	int status;
+
+	if (pipe(ping) < 0 || pipe(pong) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(ping[1]);
+		close(pong[0]);
+		while (read(ping[0], &byte, 1) == 1)
+			if (write(pong[1], &byte, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	close(ping[0]);
+	close(pong[1]);
+	for (long i = 0; i < count; i++)
+		if (write(ping[1], &byte, 1) != 1 || read(pong[0], &byte, 1) != 1)
+			return -1;
+	close(ping[1]);
+	close(pong[0]);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return -1;
+	return 0;
+}
+
 /*
  * Paced in small batches: after each batch, spin until the clock says the
  * next batch is due. Spinning rather than sleeping keeps the pace even at
@@ -126,7 +186,7 @@ static long run_getppid(long count, double rate, double limit)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: workload [-n] write|read|open N | getppid N RATE [SECONDS]\n");
+	fprintf(stderr, "usage: workload [-n] write|read|open|exec|pingpong N | getppid N RATE [SECONDS]\n");
 	exit(2);
 }
 
@@ -165,6 +225,10 @@ int main(int argc, char **argv)
 		err = run_read(count);
 	else if (strcmp(mode, "open") == 0)
 		err = run_open(count);
+	else if (strcmp(mode, "exec") == 0)
+		err = run_exec(count);
+	else if (strcmp(mode, "pingpong") == 0)
+		err = run_pingpong(count);
 	else if (strcmp(mode, "getppid") == 0) {
 		count = run_getppid(count, rate, limit);
 		err = 0;
