@@ -592,6 +592,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;
 	compile_options.join_printf = cli.tool;
+	compile_options.drop_empty_probes = cli.tool;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);

@@ -29,6 +29,14 @@ void event_desc_clear(struct event_desc *event)
 	memset(event, 0, sizeof(*event));
 }
 
+void probe_program_free(struct probe_program *probe)
+{
+	free(probe->name);
+	free(probe->insns);
+	free(probe->insn_locs);
+	free(probe->function_starts);
+}
+
 void program_free(struct program *program)
 {
 	for (int i = 0; i < program->maps.count; i++)
@@ -37,13 +45,8 @@ void program_free(struct program *program)
 	for (int i = 0; i < program->events.count; i++)
 		event_desc_clear(&program->events.items[i]);
 	free(program->events.items);
-	for (int i = 0; i < program->probes.count; i++) {
-		struct probe_program *probe = &program->probes.items[i];
-		free(probe->name);
-		free(probe->insns);
-		free(probe->insn_locs);
-		free(probe->function_starts);
-	}
+	for (int i = 0; i < program->probes.count; i++)
+		probe_program_free(&program->probes.items[i]);
 	free(program->probes.items);
 	for (int i = 0; i < program->points.count; i++)
 		probe_point_free(program->points.items[i]);

@@ -170,6 +170,8 @@ int program_stack_map(const struct program *program, int depth);
 /* Frees what an event description owns and zeroes it. */
 void event_desc_clear(struct event_desc *event);
 
+/* Frees what one compiled probe owns (not its point: the program owns those). */
+void probe_program_free(struct probe_program *probe);
 void program_free(struct program *program);
 
 #endif

@@ -162,6 +162,13 @@ int compile_program(const struct source *source, const struct compile_options *o
 				result = -1;
 				break;
 			}
+			/* `r0 = 0; exit`: a tool's probe whose every statement folded
+			 * away (an option that is off) is not even attached */
+			if (options->drop_empty_probes && out.insn_count <= 2 &&
+			    out.role == PROBE_ROLE_NORMAL) {
+				probe_program_free(&out);
+				continue;
+			}
 			vec_push(&program->probes, out);
 		}
 	}

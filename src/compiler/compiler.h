@@ -26,6 +26,7 @@ struct compile_options {
 	const struct predefined_macro *macros; /* a tool's option values; see preprocess.h */
 	int macro_count;
 	bool join_printf;       /* one record per line: adjacent printf calls joined (tools) */
+	bool drop_empty_probes; /* probes left with no code are not attached (tools) */
 };
 
 /* Returns 0, or -1 after reporting every error through diag. */

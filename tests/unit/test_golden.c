@@ -132,7 +132,7 @@ static void check_tools(const char *dir, bool update, int *passed, int *failed)
 			struct compile_options options = {
 				.max_strlen = run.header.max_strlen ? run.header.max_strlen : 64,
 				.macros = run.macros.items, .macro_count = run.macros.count,
-				.join_printf = true,
+				.join_printf = true, .drop_empty_probes = true,
 			};
 			char *label = xasprintf("tools/%s", names[i]);
 			sizes[i] = check_listing(label, &source, &options, expected_path, update);
