@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "btf.h"
 #include "tracefs.h"
 
 /* A kernel function present in every configuration, to aim test kprobes and
@@ -527,19 +528,14 @@ static bool probe_uprobe(struct feature_state *state)
 
 static bool probe_fentry(struct feature_state *state)
 {
-	struct btf *btf;
-	int id, prog_fd, link_fd, err;
+	int id, btf_obj_fd, prog_fd, link_fd, err;
 	char log[4096] = "";
 
 	if (!require(state, FEATURE_BPF_SYSCALL) || !require(state, FEATURE_BTF))
 		return false;
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return fail(state, -errno, "reading kernel BTF failed: %s", strerror(errno));
-	id = btf__find_by_name_kind(btf, PROBE_KERNEL_FUNCTION, BTF_KIND_FUNC);
-	btf__free(btf);
-	if (id < 0)
-		return fail(state, id, "kernel BTF has no function " PROBE_KERNEL_FUNCTION);
+	/* the BTF sonde has loaded anyway: reading it again costs tens of ms */
+	if (btf_function_id(PROBE_KERNEL_FUNCTION, &id, &btf_obj_fd) < 0 || btf_obj_fd != 0)
+		return fail(state, -ENOENT, "kernel BTF has no function " PROBE_KERNEL_FUNCTION);
 	prog_fd = load_program(BPF_PROG_TYPE_TRACING, BPF_TRACE_FENTRY, (uint32_t)id, return_zero,
 			       2, log, sizeof(log));
 	if (prog_fd < 0) {
