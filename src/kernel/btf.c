@@ -653,6 +653,65 @@ int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd)
  * arguments. __probestub_NAME (kernels from 6.4) and __bpf_trace_NAME (when
  * the event is its own class) name the parameters; the btf_trace_NAME
  * typedef, which every raw tracepoint has, only types them. */
+/* Whether two BTF type ids name the same C type: the same id, or (when one
+ * compilation unit's copy was not merged with another's) the same kind and
+ * name, through pointers and qualifiers. */
+static bool same_c_type(const struct btf *btf, uint32_t a, uint32_t b, int depth)
+{
+	if (a == b)
+		return true;
+	if (depth > 4)
+		return false;
+	const struct btf_type *ta = btf__type_by_id(btf, a), *tb = btf__type_by_id(btf, b);
+	while (ta && (btf_is_const(ta) || btf_is_volatile(ta) || btf_is_restrict(ta)))
+		ta = btf__type_by_id(btf, ta->type);
+	while (tb && (btf_is_const(tb) || btf_is_volatile(tb) || btf_is_restrict(tb)))
+		tb = btf__type_by_id(btf, tb->type);
+	if (!ta || !tb || btf_kind(ta) != btf_kind(tb))
+		return false;
+	if (btf_is_ptr(ta))
+		return same_c_type(btf, ta->type, tb->type, depth + 1);
+	return ta->name_off && strcmp(btf__name_by_offset(btf, ta->name_off),
+				      btf__name_by_offset(btf, tb->name_off)) == 0;
+}
+
+/* A __bpf_trace_* function prototype with the parameter types of `proto`
+ * and names for them, or NULL. Several classes may share the types
+ * (sched_kthread_stop and sched_wakeup_template both take a task); the one
+ * whose name shares the longest beginning with the event's is taken. */
+static const struct btf_type *class_function_proto(struct btf_source *source, const char *event,
+						   const struct btf_type *proto)
+{
+	const struct btf *btf = source->btf;
+	int first_id = source == &vmlinux_source ? 1 : vmlinux_source.type_count;
+	const struct btf_param *wanted = btf_params(proto);
+	int count = (int)btf__type_cnt(btf);
+	const struct btf_type *best = NULL;
+	size_t best_common = 0;
+
+	for (int id = first_id; id < count; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, (uint32_t)id);
+		const char *name = btf_is_func(t) ? btf__name_by_offset(btf, t->name_off) : "";
+		if (strncmp(name, "__bpf_trace_", 12) != 0)
+			continue;
+		const struct btf_type *candidate = btf__type_by_id(btf, t->type);
+		if (!candidate || !btf_is_func_proto(candidate) || btf_vlen(candidate) != btf_vlen(proto))
+			continue;
+		const struct btf_param *params = btf_params(candidate);
+		bool same = true;
+		for (int i = 0; i < btf_vlen(proto) && same; i++)
+			same = params[i].name_off != 0 && same_c_type(btf, params[i].type, wanted[i].type, 0);
+		size_t common = 0;
+		while (name[12 + common] && name[12 + common] == event[common])
+			common++;
+		if (same && (!best || common > best_common)) {
+			best = candidate;
+			best_common = common;
+		}
+	}
+	return best;
+}
+
 static const struct btf_type *tracepoint_proto_in(struct btf_source *source, const char *name)
 {
 	static const char *const function_prefixes[] = { "__probestub_", "__bpf_trace_" };
@@ -677,9 +736,13 @@ static const struct btf_type *tracepoint_proto_in(struct btf_source *source, con
 	t = id >= first_id ? btf__type_by_id(btf, (uint32_t)id) : NULL;
 	t = t ? btf__type_by_id(btf, t->type) : NULL;
 	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
-	if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1)
-		return t;
-	return NULL;
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
+		return NULL;
+	/* Before 6.4 an event that shares its class has no function of its own
+	 * name; its class's __bpf_trace_CLASS has the same parameter types,
+	 * and names them. */
+	const struct btf_type *named = class_function_proto(source, name, t);
+	return named ? named : t;
 }
 
 /* "NAME", "vmlinux:NAME" or "MODULE:NAME"; without a module, vmlinux is
