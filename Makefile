@@ -106,7 +106,7 @@ test-vm: all
 	@python3 tests/run_all.py --only vm
 
 # side-by-side benchmarks against bpftrace (bench/README.md); bench-quick is
-# the under-two-minutes variant to run before changing hot paths
+# the under-three-minutes variant to run before changing hot paths
 bench: build/sonde
 	python3 bench/run.py
 
