@@ -2078,6 +2078,67 @@ static void gen_prologue(struct codegen *gen)
 	}
 }
 
+/* The kernel refuses a program that uses more than MAX_USED_MAPS (64)
+ * maps, and says so without a location; the error belongs on the use of the
+ * map that did not fit. Internal maps (events, lost counts...) count too. */
+#define MAX_MAPS_PER_PROGRAM 64
+
+/* The first NODE_MAP naming map `id` in a probe's tree, in source order. */
+static const struct node *find_map_use(const struct node *node, int id)
+{
+	for (; node; node = node->next) {
+		if (node->kind == NODE_MAP && node->map_id == id)
+			return node;
+		const struct node *children[] = { node->predicate, node->args, node->lhs, node->rhs,
+						  node->cond, node->then, node->els, node->body };
+		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
+			const struct node *found = find_map_use(children[i], id);
+			if (found)
+				return found;
+		}
+	}
+	return NULL;
+}
+
+static int check_map_count(const struct program *program, const struct probe_info *probe,
+			   const struct probe_program *out, struct diag *diag)
+{
+	bool *used = xcalloc(program->maps.count ? program->maps.count : 1, sizeof(*used));
+	int distinct = 0, result = 0;
+	for (int i = 0; i < out->insn_count; i++) {
+		const struct bpf_insn *insn = &out->insns[i];
+		if (insn->code != (BPF_LD | BPF_DW | BPF_IMM) || insn->src_reg != BPF_PSEUDO_MAP_FD)
+			continue;
+		i++; /* the second half of the 16-byte load */
+		int id = insn->imm;
+		if (id < 0 || id >= program->maps.count || used[id])
+			continue;
+		used[id] = true;
+		if (++distinct <= MAX_MAPS_PER_PROGRAM)
+			continue;
+		const struct map_desc *map = &program->maps.items[id];
+		/* not probe->node itself: its `next` is the following probe */
+		const struct node *use = find_map_use(probe->node->predicate, id);
+		if (!use)
+			use = find_map_use(probe->node->body, id);
+		struct src_loc loc = use ? use->loc
+			: out->insn_locs && out->insn_locs[i - 1].line > 0 ? out->insn_locs[i - 1]
+									    : probe->node->loc;
+		if (map->role == MAP_ROLE_USER)
+			diag_error(diag, loc, "map %s does not fit: one probe may use at most %d maps "
+				   "(a kernel limit, sonde's internal maps included)",
+				   map->name, MAX_MAPS_PER_PROGRAM);
+		else
+			diag_error(diag, loc, "too many maps: one probe may use at most %d maps "
+				   "(a kernel limit, sonde's internal maps included)",
+				   MAX_MAPS_PER_PROGRAM);
+		result = -1;
+		break;
+	}
+	free(used);
+	return result;
+}
+
 int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
 		  struct probe_program *out, FILE *dump, struct diag *diag)
 {
@@ -2117,7 +2178,7 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		free(error);
 		return -1;
 	}
-	if (sema->error_count)
+	if (sema->error_count || check_map_count(sema->program, probe, out, diag) < 0)
 		return -1;
 	if (dump) {
 		fprintf(dump, "BPF instructions for %s (%d):\n", point->name, out->insn_count);
