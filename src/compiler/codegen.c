@@ -299,14 +299,19 @@ static const struct event_desc *event_of(struct codegen *gen, struct node *call)
 	return &gen->program->events.items[call->event_id - 1];
 }
 
-/* Sends a record prepared at record_offset; counts it as lost on failure. */
+/* bpf_ringbuf_output() of the record at `record`; returns its result. */
+static int output_record(struct codegen *gen, struct helper_arg record, int size)
+{
+	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), record,
+				      ARG_IMM(size), ARG_IMM(0) };
+	return call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
+}
+
 /* Sends the record at `record` (on the stack, or a register pointing into
  * the scratch buffer); a full ring buffer counts the record as lost. */
 static void send_record(struct codegen *gen, struct helper_arg record, int size)
 {
-	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), record,
-				      ARG_IMM(size), ARG_IMM(0) };
-	int result = call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
+	int result = output_record(gen, record, size);
 	int sent = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
 	count_lost(gen, 0);
@@ -1471,7 +1476,26 @@ struct value generate_exit(struct codegen *gen, struct node *call)
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
 	int code = call->args ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 0);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + event->args[0].offset), code);
-	send_record(gen, ARG_STACK(record), event->record_size);
+	/* The request goes to the runtime through a map slot it polls, so a
+	 * ring buffer kept full by a flood cannot swallow it; this CPU's first
+	 * exit() wins. The ring record is still sent: where it lands, the
+	 * runtime stops printing what follows it (as bpftrace does). It is
+	 * not counted as lost when it does not fit: it is no data. */
+	int key = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, LOST_SLOT_EXIT);
+	int slot = map_lookup(gen, gen->program->lost_map_id, key);
+	int requested = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, slot, 0, requested);
+	int previous = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, 8, previous, slot, 0);
+	ir_jump_if_imm(&gen->fn, BPF_JNE, previous, 0, requested);
+	int request = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, request, code);
+	ir_alu_imm(&gen->fn, BPF_LSH, request, 1);
+	ir_alu_imm(&gen->fn, BPF_OR, request, 1);
+	ir_store(&gen->fn, 8, slot, 0, request);
+	ir_label(&gen->fn, requested);
+	output_record(gen, ARG_STACK(record), event->record_size);
 	/* like bpftrace, nothing after exit() runs in this probe */
 	ir_jump(&gen->fn, gen->exit_label);
 	return value_none();
