@@ -1361,6 +1361,7 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		const char *last_note = NULL;
 		for (int i = before; i < probe->points.count; i++) {
 			struct probe_point *point = probe->points.items[i];
+			point->from_wildcard = strpbrk(spec_node->name, "*?[") != NULL;
 			/* a stand-in provider (fentry for kprobe, ...) explains itself once */
 			if (point->note && (!last_note || strcmp(point->note, last_note) != 0)) {
 				diag_note(sema->diag, spec_node->loc, "%s", point->note);
