@@ -41,6 +41,7 @@
 #define SONDE_VERSION "0.1.0"
 #define MAX_STRLEN_DEFAULT 64
 #define MAX_STRLEN_LIMIT 1024
+#define MAX_MAP_ENTRIES_LIMIT (1 << 24)
 
 enum long_option {
 	OPT_UNSAFE = 256,
@@ -100,7 +101,8 @@ static const char usage_text[] =
 	"\n"
 	"environment:\n"
 	"  SONDE_MAX_STRLEN     bytes of a string value (default 64, at most 1024)\n"
-	"  SONDE_RINGBUF_SIZE   bytes of the event ring buffer (default 1m; power of two)\n";
+	"  SONDE_RINGBUF_SIZE   bytes of the event ring buffer (default 1m; power of two)\n"
+	"  SONDE_MAX_MAP_ENTRIES entries of each map (default 4096, at most 16777216)\n";
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -241,6 +243,28 @@ static int parse_max_strlen(int *max_strlen, int preferred)
 		return -1;
 	}
 	*max_strlen = (int)value;
+	return 0;
+}
+
+/* Strict, like SONDE_MAX_STRLEN: "1k", "0x10", "-1" or a value past the
+ * limit is a mistake to report, not a default to fall back to silently. */
+static int parse_max_map_entries(uint32_t *entries)
+{
+	const char *text = getenv("SONDE_MAX_MAP_ENTRIES");
+	char *end;
+	long long value;
+
+	*entries = 0;
+	if (!text || !*text)
+		return 0;
+	errno = 0;
+	value = strtoll(text, &end, 10);
+	if (errno || *end || end == text || value < 1 || value > MAX_MAP_ENTRIES_LIMIT) {
+		fprintf(stderr, "sonde: SONDE_MAX_MAP_ENTRIES must be a number from 1 to %d, "
+			"not '%s'\n", MAX_MAP_ENTRIES_LIMIT, text);
+		return -1;
+	}
+	*entries = (uint32_t)value;
 	return 0;
 }
 
@@ -536,9 +560,11 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	pid_t target_pid = 0, child_pid = 0;
 	int release_fd = -1;
 	int max_strlen;
+	uint32_t max_map_entries;
 	int status = 1;
 
 	if (parse_max_strlen(&max_strlen, cli.max_strlen) < 0 ||
+	    parse_max_map_entries(&max_map_entries) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
 		return 1;
@@ -588,6 +614,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.child_pid = child_pid;
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
+	compile_options.max_map_entries = max_map_entries;
 	compile_options.dump = cli.dump ? stderr : NULL;
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;

@@ -49,12 +49,17 @@ struct probe_point;
 enum map_role {
 	MAP_ROLE_USER,     /* a map named in the program: @x, @ */
 	MAP_ROLE_RINGBUF,  /* async events to user space */
-	MAP_ROLE_LOST,     /* PERCPU_ARRAY[2] of u64: [0] ring-buffer records dropped,
-			    * [1] map updates refused (a full map) */
+	MAP_ROLE_LOST,     /* PERCPU_ARRAY[3] of u64: [0] ring-buffer records dropped,
+			    * [1] map updates refused (a full map),
+			    * [2] exit() called: code * 2 + 1 (LOST_SLOT_EXIT) */
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
 	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
 	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */
 };
+
+/* exit()'s own path to the runtime, in the MAP_ROLE_LOST map: a control
+ * record that a full ring buffer would drop must still end the run. */
+#define LOST_SLOT_EXIT 2
 
 /* Written by the runtime into the config map before any probe is attached. */
 struct program_config {

@@ -299,14 +299,19 @@ static const struct event_desc *event_of(struct codegen *gen, struct node *call)
 	return &gen->program->events.items[call->event_id - 1];
 }
 
-/* Sends a record prepared at record_offset; counts it as lost on failure. */
+/* bpf_ringbuf_output() of the record at `record`; returns its result. */
+static int output_record(struct codegen *gen, struct helper_arg record, int size)
+{
+	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), record,
+				      ARG_IMM(size), ARG_IMM(0) };
+	return call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
+}
+
 /* Sends the record at `record` (on the stack, or a register pointing into
  * the scratch buffer); a full ring buffer counts the record as lost. */
 static void send_record(struct codegen *gen, struct helper_arg record, int size)
 {
-	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), record,
-				      ARG_IMM(size), ARG_IMM(0) };
-	int result = call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
+	int result = output_record(gen, record, size);
 	int sent = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
 	count_lost(gen, 0);
@@ -1471,7 +1476,26 @@ struct value generate_exit(struct codegen *gen, struct node *call)
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
 	int code = call->args ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 0);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + event->args[0].offset), code);
-	send_record(gen, ARG_STACK(record), event->record_size);
+	/* The request goes to the runtime through a map slot it polls, so a
+	 * ring buffer kept full by a flood cannot swallow it; this CPU's first
+	 * exit() wins. The ring record is still sent: where it lands, the
+	 * runtime stops printing what follows it (as bpftrace does). It is
+	 * not counted as lost when it does not fit: it is no data. */
+	int key = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, LOST_SLOT_EXIT);
+	int slot = map_lookup(gen, gen->program->lost_map_id, key);
+	int requested = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, slot, 0, requested);
+	int previous = ir_new_vreg(&gen->fn);
+	ir_load(&gen->fn, 8, previous, slot, 0);
+	ir_jump_if_imm(&gen->fn, BPF_JNE, previous, 0, requested);
+	int request = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, request, code);
+	ir_alu_imm(&gen->fn, BPF_LSH, request, 1);
+	ir_alu_imm(&gen->fn, BPF_OR, request, 1);
+	ir_store(&gen->fn, 8, slot, 0, request);
+	ir_label(&gen->fn, requested);
+	output_record(gen, ARG_STACK(record), event->record_size);
 	/* like bpftrace, nothing after exit() runs in this probe */
 	ir_jump(&gen->fn, gen->exit_label);
 	return value_none();
@@ -2078,6 +2102,67 @@ static void gen_prologue(struct codegen *gen)
 	}
 }
 
+/* The kernel refuses a program that uses more than MAX_USED_MAPS (64)
+ * maps, and says so without a location; the error belongs on the use of the
+ * map that did not fit. Internal maps (events, lost counts...) count too. */
+#define MAX_MAPS_PER_PROGRAM 64
+
+/* The first NODE_MAP naming map `id` in a probe's tree, in source order. */
+static const struct node *find_map_use(const struct node *node, int id)
+{
+	for (; node; node = node->next) {
+		if (node->kind == NODE_MAP && node->map_id == id)
+			return node;
+		const struct node *children[] = { node->predicate, node->args, node->lhs, node->rhs,
+						  node->cond, node->then, node->els, node->body };
+		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++) {
+			const struct node *found = find_map_use(children[i], id);
+			if (found)
+				return found;
+		}
+	}
+	return NULL;
+}
+
+static int check_map_count(const struct program *program, const struct probe_info *probe,
+			   const struct probe_program *out, struct diag *diag)
+{
+	bool *used = xcalloc(program->maps.count ? program->maps.count : 1, sizeof(*used));
+	int distinct = 0, result = 0;
+	for (int i = 0; i < out->insn_count; i++) {
+		const struct bpf_insn *insn = &out->insns[i];
+		if (insn->code != (BPF_LD | BPF_DW | BPF_IMM) || insn->src_reg != BPF_PSEUDO_MAP_FD)
+			continue;
+		i++; /* the second half of the 16-byte load */
+		int id = insn->imm;
+		if (id < 0 || id >= program->maps.count || used[id])
+			continue;
+		used[id] = true;
+		if (++distinct <= MAX_MAPS_PER_PROGRAM)
+			continue;
+		const struct map_desc *map = &program->maps.items[id];
+		/* not probe->node itself: its `next` is the following probe */
+		const struct node *use = find_map_use(probe->node->predicate, id);
+		if (!use)
+			use = find_map_use(probe->node->body, id);
+		struct src_loc loc = use ? use->loc
+			: out->insn_locs && out->insn_locs[i - 1].line > 0 ? out->insn_locs[i - 1]
+									    : probe->node->loc;
+		if (map->role == MAP_ROLE_USER)
+			diag_error(diag, loc, "map %s does not fit: one probe may use at most %d maps "
+				   "(a kernel limit, sonde's internal maps included)",
+				   map->name, MAX_MAPS_PER_PROGRAM);
+		else
+			diag_error(diag, loc, "too many maps: one probe may use at most %d maps "
+				   "(a kernel limit, sonde's internal maps included)",
+				   MAX_MAPS_PER_PROGRAM);
+		result = -1;
+		break;
+	}
+	free(used);
+	return result;
+}
+
 int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
 		  struct probe_program *out, FILE *dump, struct diag *diag)
 {
@@ -2117,7 +2202,7 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		free(error);
 		return -1;
 	}
-	if (sema->error_count)
+	if (sema->error_count || check_map_count(sema->program, probe, out, diag) < 0)
 		return -1;
 	if (dump) {
 		fprintf(dump, "BPF instructions for %s (%d):\n", point->name, out->insn_count);

@@ -8,6 +8,7 @@
 #define SONDE_COMPILER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -22,6 +23,7 @@ struct compile_options {
 	pid_t child_pid;        /* -c: value of cpid; 0 = none */
 	bool unsafe;            /* --unsafe allows system() and signal() */
 	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN, default 64) */
+	uint32_t max_map_entries; /* entries of a user map (SONDE_MAX_MAP_ENTRIES); 0 = 4096 */
 	FILE *dump;             /* -d: AST, IR and instructions are written here; NULL = no dump */
 	const struct predefined_macro *macros; /* a tool's option values; see preprocess.h */
 	int macro_count;

@@ -71,11 +71,10 @@ static int count_list(const struct node *list)
 
 /* ---- maps ---- */
 
-static uint32_t max_map_entries(void)
+/* SONDE_MAX_MAP_ENTRIES is parsed (and refused when malformed) by main.c */
+static uint32_t max_map_entries(const struct sema *sema)
 {
-	const char *text = getenv("SONDE_MAX_MAP_ENTRIES");
-	long entries = text ? strtol(text, NULL, 0) : 0;
-	return entries > 0 && entries <= (1L << 24) ? (uint32_t)entries : MAX_MAP_ENTRIES;
+	return sema->options->max_map_entries ? sema->options->max_map_entries : MAX_MAP_ENTRIES;
 }
 
 static struct map_desc *map_for(struct sema *sema, struct node *map_node)
@@ -93,7 +92,7 @@ static struct map_desc *map_for(struct sema *sema, struct node *map_node)
 		.name = xstrdup(map_node->name),
 		.role = MAP_ROLE_USER,
 		.fd = -1,
-		.max_entries = max_map_entries(),
+		.max_entries = max_map_entries(sema),
 	};
 	vec_push(&program->maps, map);
 	while (sema->map_first_use.count <= map.id)
@@ -1362,6 +1361,7 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		const char *last_note = NULL;
 		for (int i = before; i < probe->points.count; i++) {
 			struct probe_point *point = probe->points.items[i];
+			point->from_wildcard = strpbrk(spec_node->name, "*?[") != NULL;
 			/* a stand-in provider (fentry for kprobe, ...) explains itself once */
 			if (point->note && (!last_note || strcmp(point->note, last_note) != 0)) {
 				diag_note(sema->diag, spec_node->loc, "%s", point->note);

@@ -90,6 +90,9 @@ struct probe_point {
 	uint64_t binary_offset;/* uprobe/usdt: file offset of the probed instruction */
 	uint64_t semaphore_offset; /* usdt: file offset of the semaphore, 0 if none */
 	pid_t pid;             /* attach to this process only (-p), 0 for all */
+	/* Matched by a wildcard: the run goes on, with a warning, when the
+	 * kernel refuses to attach it (bpftrace's missing_probes = warn). */
+	bool from_wildcard;
 	/* Something the user should know about how this point will be traced
 	 * (e.g. "kprobes are not available here; tracing vfs_read with
 	 * fentry instead"), printed by the compiler as `note: ...`; NULL if none. */

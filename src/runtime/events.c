@@ -12,6 +12,11 @@
  *  - exit(): like bpftrace, records committed after the exit() record are
  *    consumed but not acted on (other CPUs keep firing until the probes are
  *    detached); END's records, which come later, are printed again.
+ *  - exit() also sets a per-CPU slot of the lost-count map, read after
+ *    every poll: a ring kept full by a flood drops the exit record, but not
+ *    the request. The run then ends, and what is already in the ring is
+ *    still drained and printed (or muted after the exit record, if that
+ *    made it in).
  *  - lost records: a BPF program whose bpf_ringbuf_output() fails (ring
  *    full) bumps a per-CPU counter. The counter is summed every 100 ms
  *    while events flow and once more at exit, and every increase is
@@ -438,6 +443,24 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	}
 }
 
+/* exit()'s map slot (LOST_SLOT_EXIT): code * 2 + 1 on a CPU that called it.
+ * Only an exit whose ring record was not seen yet needs it. */
+static void events_check_exit(struct event_loop *loop)
+{
+	uint32_t key = LOST_SLOT_EXIT;
+
+	if (loop->lost_fd < 0 || loop->exit_requested ||
+	    bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++) {
+		if (loop->lost_values[cpu] & 1) {
+			loop->exit_requested = true;
+			loop->exit_code = (int)((int64_t)loop->lost_values[cpu] >> 1);
+			return;
+		}
+	}
+}
+
 int event_loop_poll(struct event_loop *loop, int timeout_ms)
 {
 	int handled = 0;
@@ -459,6 +482,7 @@ int event_loop_poll(struct event_loop *loop, int timeout_ms)
 	if (handled != 0)
 		fflush(loop->output.file);
 	event_loop_check_lost(loop, false);
+	events_check_exit(loop);
 	return handled;
 }
 
@@ -472,6 +496,7 @@ void event_loop_drain(struct event_loop *loop)
 			break;
 	}
 	fflush(loop->output.file);
+	events_check_exit(loop);
 }
 
 bool event_loop_exit_requested(const struct event_loop *loop, int *code)

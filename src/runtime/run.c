@@ -63,6 +63,7 @@ struct run_state {
 	int child_release_fd;
 	int target_pidfd;       /* -p target, when pidfd_open works; else -1 */
 	struct sigaction saved[3];
+	int refused;            /* wildcard-matched probes the kernel refused, skipped */
 };
 
 static void run_install_signals(struct run_state *state)
@@ -153,8 +154,19 @@ static int run_special_probes(struct run_state *state, enum probe_role role)
 	return 0;
 }
 
+/* The warning names this many refused probes and counts the rest. */
+#define RUN_REFUSED_NAMED 8
+
+/* Attaches every normal probe. A probe named in full must attach or the run
+ * fails; one of many a wildcard matched may be refused (some tracepoints
+ * are not allowed for BPF), and is then skipped with a single warning. */
 static int run_attach(struct run_state *state)
 {
+	struct strbuf refused_names;
+	char *first_error = NULL;
+	int refused = 0, wildcard_points = 0, attached = 0, result = 0;
+
+	strbuf_init(&refused_names);
 	for (int i = 0; i < state->program->probes.count; i++) {
 		struct probe_program *probe = &state->program->probes.items[i];
 		const struct provider *provider;
@@ -165,18 +177,46 @@ static int run_attach(struct run_state *state)
 		provider = probe->point ? probe->point->provider : NULL;
 		if (!provider || !provider->attach) {
 			fprintf(stderr, "sonde: probe %s cannot be attached\n", probe->name);
-			return -1;
+			result = -1;
+			break;
 		}
-		if (provider->attach(probe->point, probe->prog_fd, &state->links, &error) < 0) {
-			if (error)
-				fprintf(stderr, "sonde: %s\n", error);
-			else
-				fprintf(stderr, "sonde: cannot attach probe %s\n", probe->name);
+		bool wildcard = probe->point->from_wildcard;
+		wildcard_points += wildcard;
+		if (provider->attach(probe->point, probe->prog_fd, &state->links, &error) == 0) {
+			attached++;
+			continue;
+		}
+		if (!error)
+			error = xasprintf("cannot attach probe %s", probe->name);
+		if (!wildcard) {
+			fprintf(stderr, "sonde: %s\n", error);
 			free(error);
-			return -1;
+			result = -1;
+			break;
+		}
+		if (refused < RUN_REFUSED_NAMED)
+			strbuf_printf(&refused_names, "%s%s", refused ? ", " : "", probe->name);
+		refused++;
+		if (!first_error)
+			first_error = error;
+		else
+			free(error);
+	}
+	if (result == 0 && refused) {
+		if (refused > RUN_REFUSED_NAMED)
+			strbuf_printf(&refused_names, " and %d more", refused - RUN_REFUSED_NAMED);
+		fprintf(stderr, "sonde: warning: the kernel refused %d of the %d probes matched by "
+			"wildcards, skipped: %s (%s)\n", refused, wildcard_points, refused_names.data,
+			first_error);
+		state->refused = refused;
+		if (attached == 0) {
+			fprintf(stderr, "sonde: no probe could be attached\n");
+			result = -1;
 		}
 	}
-	return 0;
+	strbuf_free(&refused_names);
+	free(first_error);
+	return result;
 }
 
 static void run_detach(struct run_state *state)
@@ -379,7 +419,7 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	if (!event_loop_exit_requested(state.events, NULL) && run_attach(&state) < 0)
 		goto fail;
 	if (!options->quiet)
-		print_attached(&state.output, stderr, program->probes.count);
+		print_attached(&state.output, stderr, program->probes.count - state.refused);
 	run_release_child(&state, true);
 
 	run_wait(&state);

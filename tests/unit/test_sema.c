@@ -122,9 +122,46 @@ static const struct sema_case cases[] = {
 	{ "valid loops", "BEGIN { $i = 0; while ($i < 5) { $i++; if ($i == 3) { continue; } } for ($j : 0..3) { } }", NULL },
 };
 
+/* 70 maps in one probe pass the kernel's limit of 64 per program: the error
+ * is located at the first map that did not fit (@mK on line K + 3, column 2),
+ * whichever K that is once sonde's internal maps are counted. */
+static bool check_too_many_maps(void)
+{
+	char *program_text = NULL, *text = NULL;
+	size_t program_length = 0, length = 0;
+	FILE *in = open_memstream(&program_text, &program_length);
+	fprintf(in, "BEGIN { @first = 1; }\nBEGIN {\n");
+	for (int i = 0; i < 70; i++)
+		fprintf(in, "\t@m%d = %d;\n", i, i);
+	fprintf(in, "}\n");
+	fclose(in);
+	FILE *out = open_memstream(&text, &length);
+	struct source source = { .filename = "stdin", .text = program_text };
+	struct diag diag;
+	diag_init(&diag, &source, out);
+	struct compile_options options = { .max_strlen = 64 };
+	struct program program = { 0 };
+	int result = compile_program(&source, &options, &program, &diag);
+	fclose(out);
+	int line = 0, column = 0, map = -1;
+	bool ok = result < 0 &&
+		  sscanf(text, "stdin:%d:%d: error: map @m%d does not fit", &line, &column, &map) == 3 &&
+		  map >= 50 && map < 64 && line == map + 3 && column == 2;
+	printf("%s too many maps located: %.*s\n", ok ? "PASS" : "FAIL",
+	       (int)strcspn(text, "\n"), text);
+	free(text);
+	free(program_text);
+	program_free(&program);
+	return ok;
+}
+
 int main(void)
 {
 	int passed = 0, failed = 0;
+	if (check_too_many_maps())
+		passed++;
+	else
+		failed++;
 	char *positional[] = { "abc" };
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct sema_case *c = &cases[i];
