@@ -1227,6 +1227,7 @@ static struct ir_function callback_begin(struct codegen *gen, int *saved_high)
 {
 	struct ir_function caller = gen->fn;
 	*saved_high = gen->stack_high;
+	gen->other_insns += caller.insns.count;
 	memset(&gen->fn, 0, sizeof(gen->fn));
 	gen->fn.loc = caller.loc;
 	gen->stack_high = 0;
@@ -1244,6 +1245,7 @@ static int callback_end(struct codegen *gen, struct ir_function caller, int save
 		gen->sema->error_count++;
 	}
 	vec_push(&gen->subprograms, gen->fn);
+	gen->other_insns += gen->fn.insns.count - caller.insns.count;
 	gen->fn = caller;
 	gen->stack_high = saved_high;
 	return gen->subprograms.count - 1;
@@ -1320,6 +1322,32 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	for_each_element(gen, map->id, subprogram, vars);
 }
 
+/*
+ * Nested unrolls multiply: three levels of 100 are a million copies. The
+ * first copy of the body shows what one costs (its own nested unrolls
+ * already checked), so the rest is refused before it is generated when the
+ * probe would pass what the kernel loads; memory stays bounded by that.
+ */
+static void gen_unroll(struct codegen *gen, struct node *node, int watermark)
+{
+	for (uint64_t i = 0; i < node->lhs->const_value && !gen->too_large; i++) {
+		int before = gen->fn.insns.count + gen->other_insns;
+		gen_stmts(gen, node->body);
+		gen->fn.stack_size = watermark;
+		int copy = gen->fn.insns.count + gen->other_insns - before;
+		uint64_t total = (uint64_t)before + (uint64_t)copy * node->lhs->const_value;
+		if (i == 0 && !gen->too_large && total > CODEGEN_INSNS_MAX) {
+			diag_error(gen->sema->diag, node->loc,
+				   "unroll(%lld) makes this probe about %llu instructions, more than "
+				   "the %d the kernel loads",
+				   (long long)node->lhs->const_value, (unsigned long long)total,
+				   CODEGEN_INSNS_MAX);
+			gen->sema->error_count++;
+			gen->too_large = true;
+		}
+	}
+}
+
 static void gen_stmt(struct codegen *gen, struct node *node)
 {
 	int watermark = gen->fn.stack_size;
@@ -1386,10 +1414,7 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		break;
 	}
 	case NODE_UNROLL:
-		for (uint64_t i = 0; i < node->lhs->const_value; i++) {
-			gen_stmts(gen, node->body);
-			gen->fn.stack_size = watermark;
-		}
+		gen_unroll(gen, node, watermark);
 		break;
 	case NODE_FOR_MAP:
 		gen_for_map(gen, node);
@@ -2096,8 +2121,8 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		ir_print(dump, &gen.fn);
 	}
 	char *error = NULL;
-	int result = regalloc_run(&gen.fn, &error);
-	if (result == 0) {
+	int result = gen.too_large ? 0 : regalloc_run(&gen.fn, &error);
+	if (result == 0 && !gen.too_large) {
 		int count = gen.subprograms.count + 1;
 		struct ir_function *functions = xcalloc(count, sizeof(*functions));
 		functions[0] = gen.fn;
