@@ -207,23 +207,59 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 	cli->arg_count = argc - optind;
 }
 
-/* Reads all of stdin; NULL on error. */
-static char *read_stdin(void)
+/*
+ * Reads the program file (path, or stdin for "-") through read_source_fd;
+ * on failure says in one sentence what was wrong and returns NULL.
+ */
+static char *read_program(const char *path)
 {
-	struct strbuf text;
-	char chunk[4096];
-	size_t length;
+	const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+	char *text = NULL;
+	int fd = 0, error;
+	struct stat status;
 
-	strbuf_init(&text);
-	while ((length = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
-		strbuf_append(&text, chunk, length);
-	if (ferror(stdin)) {
-		strbuf_free(&text);
-		return NULL;
+	if (strcmp(path, "-") != 0) {
+		/* Opening a device can have effects (a tape rewinds, a FIFO waits
+		 * for its writer, as it should): only a terminal is opened, without
+		 * blocking and without becoming the controlling one. */
+		int flags = O_RDONLY | O_CLOEXEC;
+		bool device = stat(path, &status) == 0 &&
+			      (S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode));
+		if (device)
+			flags |= O_NONBLOCK | O_NOCTTY;
+		fd = open(path, flags);
+		if (fd >= 0 && (flags & O_NONBLOCK) && !isatty(fd)) {
+			close(fd);
+			error = -ENODEV;
+			goto fail;
+		}
+		if (fd >= 0 && (flags & O_NONBLOCK))
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		if (fd < 0) {
+			if (errno == ENOENT && !strchr(path, '/')) {
+				fprintf(stderr, "sonde: there is no tool or program file named '%s' "
+					"(sonde tools lists the tools)\n", path);
+				return NULL;
+			}
+			error = -errno;
+			goto fail;
+		}
 	}
-	if (!text.data)
-		strbuf_puts(&text, "");
-	return strbuf_release(&text);
+	error = read_source_fd(fd, &text);
+	if (fd != 0)
+		close(fd);
+	if (error == 0)
+		return text;
+fail:
+	if (error == -ENODEV)
+		fprintf(stderr, "sonde: cannot read the program from %s: it is a device; a program "
+			"comes from a file, a pipe or a terminal\n", name);
+	else if (error == -EFBIG)
+		fprintf(stderr, "sonde: cannot read the program from %s: it is larger than %u MiB\n",
+			name, SOURCE_SIZE_MAX >> 20);
+	else
+		fprintf(stderr, "sonde: cannot read the program from %s: %s\n", name, strerror(-error));
+	return NULL;
 }
 
 static int parse_max_strlen(int *max_strlen, int preferred)
@@ -575,27 +611,11 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	} else if (cli.program_text) {
 		text = xstrdup(cli.program_text);
 		source.filename = "stdin";
-	} else if (strcmp(cli.program_path, "-") == 0) {
-		text = read_stdin();
-		source.filename = "stdin";
-		if (!text) {
-			fprintf(stderr, "sonde: cannot read the program from stdin: %s\n",
-				strerror(errno));
-			return 1;
-		}
 	} else {
-		text = read_file(cli.program_path, NULL);
-		source.filename = cli.program_path;
-		if (!text && errno == ENOENT && !strchr(cli.program_path, '/')) {
-			fprintf(stderr, "sonde: there is no tool or program file named '%s' "
-				"(sonde tools lists the tools)\n", cli.program_path);
+		text = read_program(cli.program_path);
+		source.filename = strcmp(cli.program_path, "-") == 0 ? "stdin" : cli.program_path;
+		if (!text)
 			return 1;
-		}
-		if (!text) {
-			fprintf(stderr, "sonde: cannot read %s: %s\n", cli.program_path,
-				strerror(errno));
-			return 1;
-		}
 	}
 	source.text = text;
 

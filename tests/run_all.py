@@ -972,6 +972,95 @@ def special_exit_flood(sonde, testing_bpftrace, sanitized):
         return "FAIL", "the ring buffer never filled, the case proves nothing; " + details
     if elapsed >= 1.0 or code != 3 or accounted != calls:
         return "FAIL", details
+LIMITS_UNROLL3 = "BEGIN { unroll(100) { unroll(100) { unroll(100) { @x++; } } } exit(); }"
+LIMITS_UNROLL5 = ("BEGIN { unroll(100) { unroll(100) { unroll(100) { unroll(100) { unroll(100) "
+                  "{ @x++; } } } } } exit(); }")
+
+
+def limits_run(argv, env, stdin_kind, timeout=20):
+    """Runs sonde to its end; returns (exit status, seconds, peak RSS in KiB,
+    stderr). stdin_kind: None, "dev-zero" (stdin is /dev/zero) or "pipe"
+    (an endless pipe of zero bytes)."""
+    stdin = subprocess.DEVNULL
+    if stdin_kind == "dev-zero":
+        stdin = open("/dev/zero", "rb")
+    elif stdin_kind == "pipe":
+        stdin = subprocess.PIPE
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, env=env, stdin=stdin, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    if stdin_kind == "dev-zero":
+        stdin.close()
+
+    def feed():
+        block = b"\0" * 65536
+        try:
+            while True:
+                proc.stdin.write(block)
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+    if stdin_kind == "pipe":
+        threading.Thread(target=feed, daemon=True).start()
+    stderr_chunks = []
+    reader = threading.Thread(target=lambda: stderr_chunks.append(proc.stderr.read()),
+                              daemon=True)
+    reader.start()
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    timer.cancel()
+    elapsed = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    reader.join(5)
+    return (proc.returncode, elapsed, usage.ru_maxrss,
+            b"".join(stderr_chunks).decode(errors="replace"))
+
+
+def special_limits(sonde, testing_bpftrace, sanitized):
+    """Programs that would cost without bound (nested unrolls, /dev/zero or
+    an endless pipe as the source, a 1 GiB file) are refused with one clear
+    error within a second and under 100 MB of memory."""
+    if testing_bpftrace:
+        return "SKIP", "bpftrace 0.17 has no such limits"
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    # The sanitizer build runs a few times slower; the bound is about the
+    # order of magnitude (the unfixed sonde took minutes and gigabytes).
+    time_limit = 3.0 if sanitized else 1.0
+    tmp = tempfile.mkdtemp(prefix="sonde-limits-")
+    huge = os.path.join(tmp, "huge.bt")
+    with open(huge, "wb") as f:
+        f.truncate(1 << 30)
+    cases = [
+        ("unroll 3 levels", ["-e", LIMITS_UNROLL3], None, r"stdin:1:9: error: unroll\(100\)"),
+        ("unroll 5 levels", ["-e", LIMITS_UNROLL5], None, r"stdin:1:37: error: unroll\(100\)"),
+        ("/dev/zero", ["/dev/zero"], None, r"cannot read the program from /dev/zero: it is a device"),
+        ("/dev/urandom", ["/dev/urandom"], None, r"from /dev/urandom: it is a device"),
+        ("- < /dev/zero", ["-"], "dev-zero", r"from stdin: it is a device"),
+        ("endless pipe", ["-"], "pipe", r"from stdin: it is larger than \d+ MiB"),
+        ("1 GiB file", [huge], None, r"huge.bt: it is larger than \d+ MiB"),
+    ]
+    problems, measured = [], []
+    try:
+        for label, argv, stdin_kind, expected in cases:
+            code, elapsed, rss, stderr = limits_run([sonde] + argv, env, stdin_kind)
+            measured.append("%s: %.2f s, %d KiB" % (label, elapsed, rss))
+            if code == 0 or code < 0:
+                problems.append("%s: exit status %d" % (label, code))
+            if not re.search(expected, stderr):
+                problems.append("%s: stderr lacks /%s/:\n%s" % (label, expected, indent(stderr)))
+            if elapsed > time_limit:
+                problems.append("%s: took %.2f s (limit %.0f s)" % (label, elapsed, time_limit))
+            if rss > 100 * 1024:
+                problems.append("%s: peak RSS %d KiB (limit 100 MiB)" % (label, rss))
+            if sanitized and SANITIZER_RE.search(stderr):
+                problems.append("%s: sanitizer report\n%s" % (label, indent(stderr)))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    details = "; ".join(measured)
+    if problems:
+        return "FAIL", "\n".join(problems) + "\n" + details
     return "PASS", details
 
 
@@ -1045,7 +1134,8 @@ def run_special(report, args, binaries, testing_bpftrace):
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
              ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s)),
              ("special/exit-behind-flood", lambda b, s: special_exit_flood(b, testing_bpftrace, s)),
-             ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s))]
+             ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s)),
+             ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s))]
     for binary, label, sanitized in binaries:
         for name, test in tests:
             full = "%s[%s]" % (name, label)

@@ -73,6 +73,27 @@ static void diag_quote_source(struct diag *diag, struct src_loc loc)
 	fputc('\n', diag->out);
 }
 
+/* Counts an error; false when it is one too many to print. The first of
+ * those prints the one line that says the rest are left out. */
+static bool diag_count_error(struct diag *diag)
+{
+	diag->error_count++;
+	if (diag->error_count <= DIAG_ERRORS_MAX)
+		return true;
+	if (diag->error_count == DIAG_ERRORS_MAX + 1) {
+		fprintf(diag->out, "%s: error: too many errors (%d), stopping\n",
+			diag->source && diag->source->filename ? diag->source->filename : "stdin",
+			DIAG_ERRORS_MAX);
+		fflush(diag->out);
+	}
+	return false;
+}
+
+bool diag_too_many(const struct diag *diag)
+{
+	return diag->error_count > DIAG_ERRORS_MAX;
+}
+
 static void diag_report(struct diag *diag, struct src_loc loc, const char *severity,
 			const char *fmt, va_list ap)
 {
@@ -94,10 +115,11 @@ void diag_error(struct diag *diag, struct src_loc loc, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!diag_count_error(diag))
+		return;
 	va_start(ap, fmt);
 	diag_report(diag, loc, "error", fmt, ap);
 	va_end(ap);
-	diag->error_count++;
 }
 
 void diag_warning(struct diag *diag, struct src_loc loc, const char *fmt, ...)
@@ -123,8 +145,9 @@ void diag_error_noloc(struct diag *diag, const char *fmt, ...)
 	struct src_loc none = { 0, 0, 0 };
 	va_list ap;
 
+	if (!diag_count_error(diag))
+		return;
 	va_start(ap, fmt);
 	diag_report(diag, none, "error", fmt, ap);
 	va_end(ap);
-	diag->error_count++;
 }

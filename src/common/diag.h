@@ -10,6 +10,7 @@
 #ifndef SONDE_DIAG_H
 #define SONDE_DIAG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* A position in the program text; line and column count from 1. */
@@ -24,6 +25,11 @@ struct source {
 	const char *filename; /* "stdin" for -e programs, as bpftrace does */
 	const char *text;     /* whole program, NUL-terminated */
 };
+
+/* After this many errors the rest are counted, not printed, and phases stop
+ * early (clang's default -ferror-limit): a file of 100,000 bad lines gives
+ * one screen and a "too many errors" line, not 100,000 messages. */
+#define DIAG_ERRORS_MAX 20
 
 struct diag {
 	const struct source *source;
@@ -42,5 +48,7 @@ void diag_note(struct diag *diag, struct src_loc loc, const char *fmt, ...)
 /* An error that belongs to no particular place (e.g. "no probes"). */
 void diag_error_noloc(struct diag *diag, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* True once an error past DIAG_ERRORS_MAX came: time to stop checking. */
+bool diag_too_many(const struct diag *diag);
 
 #endif

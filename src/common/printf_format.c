@@ -44,6 +44,29 @@ static bool format_is_conversion(char c)
 }
 
 /*
+ * Skips the digits of a width or precision at format[*i], refusing values
+ * above FORMAT_WIDTH_MAX (counted without overflow, however many digits).
+ */
+static int format_scan_number(const char *format, int *i, const char *what, char **error,
+			      int *error_offset)
+{
+	int digits = *i;
+	long value = 0;
+
+	while (format_is_digit(format[*i])) {
+		if (value <= FORMAT_WIDTH_MAX)
+			value = value * 10 + (format[*i] - '0');
+		(*i)++;
+	}
+	if (value <= FORMAT_WIDTH_MAX)
+		return 0;
+	*error = xasprintf("%s %.*s in a format is too large (at most %d)", what, *i - digits,
+			   format + digits, FORMAT_WIDTH_MAX);
+	*error_offset = digits;
+	return -1;
+}
+
+/*
  * Reads the conversion that starts at format[start] (a '%'). Returns the
  * index just past it, or -1 with *error and *error_offset set.
  */
@@ -54,12 +77,12 @@ static int format_scan_conversion(const char *format, int start, char *conversio
 
 	while (format_is_flag(format[i]))
 		i++;
-	while (format_is_digit(format[i]))
-		i++;
+	if (format_scan_number(format, &i, "width", error, error_offset) < 0)
+		return -1;
 	if (format[i] == '.') {
 		i++;
-		while (format_is_digit(format[i]))
-			i++;
+		if (format_scan_number(format, &i, "precision", error, error_offset) < 0)
+			return -1;
 	}
 	if (format[i] == '*' || (format[i] == '.' && format[i + 1] == '*')) {
 		*error = xstrdup("'*' widths and precisions are not supported in formats");

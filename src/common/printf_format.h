@@ -12,6 +12,10 @@
 #include "types.h"
 #include "util.h"
 
+/* Widths and precisions above this are refused: a column is never wider,
+ * and %2147483647d would write 2 GiB per event. */
+#define FORMAT_WIDTH_MAX 4096
+
 struct format_piece {
 	bool is_conversion;
 	char *text;          /* literal text (escapes already decoded), or the whole "%-08lld" */

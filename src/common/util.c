@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void util_out_of_memory(size_t size)
 {
@@ -240,4 +242,50 @@ char *read_file(const char *path, size_t *length)
 	if (length)
 		*length = sb.length;
 	return strbuf_release(&sb);
+}
+
+/*
+ * A program is text someone wrote, so anything that is not a file, a pipe,
+ * a socket or a terminal (/dev/zero, /dev/urandom, a disk) is refused before
+ * reading a byte, and a regular file is judged by its size before reading.
+ * Pipes are read up to the limit and no further: `cat /dev/zero | sonde -`
+ * costs SOURCE_SIZE_MAX bytes, not all memory.
+ */
+int read_source_fd(int fd, char **text)
+{
+	struct strbuf sb;
+	struct stat status;
+	char chunk[8192];
+
+	*text = NULL;
+	if (fstat(fd, &status) < 0)
+		return -errno;
+	if (S_ISDIR(status.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(status.st_mode) && !S_ISFIFO(status.st_mode) && !S_ISSOCK(status.st_mode) &&
+	    !isatty(fd))
+		return -ENODEV;
+	if (S_ISREG(status.st_mode) && (uint64_t)status.st_size > SOURCE_SIZE_MAX)
+		return -EFBIG;
+	strbuf_init(&sb);
+	strbuf_reserve(&sb, 0);
+	for (;;) {
+		ssize_t got = read(fd, chunk, sizeof(chunk));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			int error = -errno;
+			strbuf_free(&sb);
+			return error;
+		}
+		if (got == 0)
+			break;
+		if (sb.length + (size_t)got > SOURCE_SIZE_MAX) {
+			strbuf_free(&sb);
+			return -EFBIG;
+		}
+		strbuf_append(&sb, chunk, (size_t)got);
+	}
+	*text = strbuf_release(&sb);
+	return 0;
 }

@@ -55,4 +55,14 @@ bool has_wildcard(const char *text);
 /* Reads a whole file into a NUL-terminated buffer; NULL and errno on failure. */
 char *read_file(const char *path, size_t *length);
 
+/* The largest program source sonde reads; real scripts are a few KiB. */
+#define SOURCE_SIZE_MAX (4u << 20)
+/*
+ * Reads a program's source from fd (a file, a pipe, a socket or a
+ * terminal), at most SOURCE_SIZE_MAX bytes. 0 with *text (NUL-terminated,
+ * caller frees); -ENODEV for a device or a directory, -EFBIG for a longer
+ * source, other -errno for read errors.
+ */
+int read_source_fd(int fd, char **text);
+
 #endif

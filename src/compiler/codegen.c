@@ -1232,6 +1232,7 @@ static struct ir_function callback_begin(struct codegen *gen, int *saved_high)
 {
 	struct ir_function caller = gen->fn;
 	*saved_high = gen->stack_high;
+	gen->other_insns += caller.insns.count;
 	memset(&gen->fn, 0, sizeof(gen->fn));
 	gen->fn.loc = caller.loc;
 	gen->stack_high = 0;
@@ -1249,6 +1250,7 @@ static int callback_end(struct codegen *gen, struct ir_function caller, int save
 		gen->sema->error_count++;
 	}
 	vec_push(&gen->subprograms, gen->fn);
+	gen->other_insns += gen->fn.insns.count - caller.insns.count;
 	gen->fn = caller;
 	gen->stack_high = saved_high;
 	return gen->subprograms.count - 1;
@@ -1325,6 +1327,32 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	for_each_element(gen, map->id, subprogram, vars);
 }
 
+/*
+ * Nested unrolls multiply: three levels of 100 are a million copies. The
+ * first copy of the body shows what one costs (its own nested unrolls
+ * already checked), so the rest is refused before it is generated when the
+ * probe would pass what the kernel loads; memory stays bounded by that.
+ */
+static void gen_unroll(struct codegen *gen, struct node *node, int watermark)
+{
+	for (uint64_t i = 0; i < node->lhs->const_value && !gen->too_large; i++) {
+		int before = gen->fn.insns.count + gen->other_insns;
+		gen_stmts(gen, node->body);
+		gen->fn.stack_size = watermark;
+		int copy = gen->fn.insns.count + gen->other_insns - before;
+		uint64_t total = (uint64_t)before + (uint64_t)copy * node->lhs->const_value;
+		if (i == 0 && !gen->too_large && total > CODEGEN_INSNS_MAX) {
+			diag_error(gen->sema->diag, node->loc,
+				   "unroll(%lld) makes this probe about %llu instructions, more than "
+				   "the %d the kernel loads",
+				   (long long)node->lhs->const_value, (unsigned long long)total,
+				   CODEGEN_INSNS_MAX);
+			gen->sema->error_count++;
+			gen->too_large = true;
+		}
+	}
+}
+
 static void gen_stmt(struct codegen *gen, struct node *node)
 {
 	int watermark = gen->fn.stack_size;
@@ -1391,10 +1419,7 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		break;
 	}
 	case NODE_UNROLL:
-		for (uint64_t i = 0; i < node->lhs->const_value; i++) {
-			gen_stmts(gen, node->body);
-			gen->fn.stack_size = watermark;
-		}
+		gen_unroll(gen, node, watermark);
 		break;
 	case NODE_FOR_MAP:
 		gen_for_map(gen, node);
@@ -2163,6 +2188,101 @@ static int check_map_count(const struct program *program, const struct probe_inf
 	return result;
 }
 
+/* ---- frames too big for the BPF stack ---- */
+
+/* A per-CPU array's value is at most this big (the kernel's PCPU_MIN_UNIT_SIZE). */
+#define FRAME_MAP_VALUE_MAX 32768
+
+/* The ".frames" map (one entry per probe program whose temporaries moved
+ * off the stack), created on first use; returns its id and the entry's key. */
+static int frame_map_entry(struct program *program, int frame_size, int *key)
+{
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_SCRATCH && strcmp(map->name, ".frames") == 0) {
+			if ((uint32_t)frame_size > map->value_size)
+				map->value_size = (uint32_t)frame_size;
+			*key = (int)map->max_entries++;
+			return map->id;
+		}
+	}
+	struct map_desc map = {
+		.id = program->maps.count, .name = xstrdup(".frames"), .role = MAP_ROLE_SCRATCH,
+		.bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY, .key_size = 4,
+		.value_size = (uint32_t)frame_size, .max_entries = 1, .fd = -1,
+	};
+	vec_push(&program->maps, map);
+	*key = 0;
+	return map.id;
+}
+
+/*
+ * Moves the probe's frame (every r10-relative byte codegen used: strings,
+ * keys, records, scratch variables) into its own entry of a per-CPU array,
+ * for programs whose strings (SONDE_MAX_STRLEN=512 or 1024) do not fit the
+ * kernel's 512-byte stack; current bpftrace keeps big strings in per-CPU
+ * scratch maps too. The IR is rewritten rather than generated differently:
+ * every access through r10 goes through a frame pointer `fp` set to the
+ * end of the entry, so the negative offsets stay as they are. Helpers accept
+ * a map value wherever they accept stack memory, except bpf_for_each_map_elem's
+ * context, so a program with callbacks keeps its stack (false). The stack
+ * then holds only the entry's key and the register allocator's spills.
+ * Per-CPU memory is safe: a program does not nest with itself on a CPU.
+ */
+static bool move_frame_to_map(struct codegen *gen)
+{
+	int frame_size = round8(gen->stack_high);
+	if (gen->subprograms.count || frame_size > FRAME_MAP_VALUE_MAX)
+		return false;
+	struct ir_function *fn = &gen->fn;
+	int fp = ir_new_vreg(fn);
+	int body_count = fn->insns.count;
+	for (int i = 0; i < body_count; i++) {
+		struct ir_insn *insn = &fn->insns.items[i];
+		if (insn->kind != IR_INSN)
+			continue;
+		int class = BPF_CLASS(insn->code);
+		if (class == BPF_LDX && insn->src == BPF_REG_10)
+			insn->src = fp;
+		else if ((class == BPF_ST || class == BPF_STX) && insn->dst == BPF_REG_10)
+			insn->dst = fp;
+		else if (class == BPF_ALU64 && BPF_SRC(insn->code) == BPF_X && insn->src == BPF_REG_10)
+			insn->src = fp;
+	}
+	/* the new prologue, appended and then rotated to the front; r1 (the
+	 * context) is kept across the lookup for the old prologue to take */
+	fn->loc = gen->probe->node->loc;
+	int context = ir_new_vreg(fn);
+	ir_mov(fn, context, CTX_REG_ARG);
+	fn->stack_size = 0;
+	gen->stack_high = 0;
+	int key_slot = stack_alloc(gen, 8);
+	int key = 0;
+	int map_id = frame_map_entry(gen->program, frame_size, &key);
+	ir_store_imm(fn, 8, BPF_REG_10, (int16_t)key_slot, key);
+	int entry = map_lookup(gen, map_id, key_slot);
+	ir_mov(fn, fp, entry);
+	ir_jump_if_imm(fn, BPF_JEQ, fp, 0, gen->exit_label);
+	ir_alu_imm(fn, BPF_ADD, fp, frame_size);
+	ir_mov(fn, CTX_REG_ARG, context);
+	int prologue_count = fn->insns.count - body_count;
+	struct ir_insn *rotated = xmalloc(sizeof(*rotated) * fn->insns.count);
+	memcpy(rotated, fn->insns.items + body_count, sizeof(*rotated) * prologue_count);
+	memcpy(rotated + prologue_count, fn->insns.items, sizeof(*rotated) * body_count);
+	memcpy(fn->insns.items, rotated, sizeof(*rotated) * fn->insns.count);
+	free(rotated);
+	return true;
+}
+
+/* A copy of fn's instructions, to retry register allocation with. */
+static struct ir_function ir_function_copy(const struct ir_function *fn)
+{
+	struct ir_function copy = *fn;
+	copy.insns.items = xmalloc(sizeof(*copy.insns.items) * (fn->insns.capacity ? fn->insns.capacity : 1));
+	memcpy(copy.insns.items, fn->insns.items, sizeof(*copy.insns.items) * fn->insns.count);
+	return copy;
+}
+
 int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
 		  struct probe_program *out, FILE *dump, struct diag *diag)
 {
@@ -2181,8 +2301,29 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		ir_print(dump, &gen.fn);
 	}
 	char *error = NULL;
-	int result = regalloc_run(&gen.fn, &error);
-	if (result == 0) {
+	/* a frame past the stack moves to a per-CPU map; the IR is kept to
+	 * retry with in case the stack alone is what failed */
+	bool may_move = !gen.too_large && gen.stack_high > 256 && !gen.subprograms.count;
+	struct ir_function kept = may_move ? ir_function_copy(&gen.fn) : (struct ir_function){ 0 };
+	int result = gen.too_large ? 0 : regalloc_run(&gen.fn, &error);
+	if (result < 0 && may_move && gen.fn.stack_size > 512) {
+		ir_free(&gen.fn);
+		gen.fn = kept;
+		kept = (struct ir_function){ 0 };
+		gen.stack_high = gen.fn.stack_size;
+		if (move_frame_to_map(&gen)) {
+			free(error);
+			error = NULL;
+			gen.fn.stack_size = gen.stack_high;
+			if (dump) {
+				fprintf(dump, "IR for %s, its frame moved to a per-CPU map:\n", point->name);
+				ir_print(dump, &gen.fn);
+			}
+			result = regalloc_run(&gen.fn, &error);
+		}
+	}
+	ir_free(&kept);
+	if (result == 0 && !gen.too_large) {
 		int count = gen.subprograms.count + 1;
 		struct ir_function *functions = xcalloc(count, sizeof(*functions));
 		functions[0] = gen.fn;

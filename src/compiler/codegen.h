@@ -47,7 +47,13 @@ struct codegen {
 	int outer_vars_reg;        /* vreg holding that pointer */
 	int outer_vars_base;       /* caller's r10 offset the pointer stands for */
 	int vars_base;             /* lowest r10 offset of the scratch-variable area */
+	int other_insns;           /* IR in finished callbacks and in callers waiting for one */
+	bool too_large;            /* an unroll would pass CODEGEN_INSNS_MAX; emit no more */
 };
+
+/* The kernel loads no program longer than this (BPF_COMPLEXITY_LIMIT_INSNS,
+ * which also bounds what the verifier walks). */
+#define CODEGEN_INSNS_MAX 1000000
 
 /* Generates the BPF program for one point of one probe block into *out. */
 int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,

@@ -1301,7 +1301,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 
 static void check_stmts(struct sema *sema, struct node *list)
 {
-	for (; list; list = list->next)
+	for (; list && !(sema->report && diag_too_many(sema->diag)); list = list->next)
 		check_stmt(sema, list);
 }
 

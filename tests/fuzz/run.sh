@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fuzzes the compiler for SECONDS (default 300) with libFuzzer, AddressSanitizer
-# and UBSan, seeded with the test programs. Needs clang; run from the repo root.
+# and UBSan, seeded with the test programs and tests/fuzz/seeds/ (inputs that
+# once cost without bound). Needs clang; run from the repo root.
 set -eu
 SECONDS_TO_RUN=${1:-300}
 OUT=build/fuzz
@@ -10,7 +11,7 @@ make build/gen/syscall_names.h
 clang -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -o "$OUT/fuzz_compile" tests/fuzz/fuzz_compile.c $SRCS \
 	-lbpf -lelf -lz
-for f in tests/golden/*.bt tests/diff/*.bt tests/diff/compat/*.bt tests/fuzz/seeds/*.bt; do
+for f in tests/golden/*.bt tests/diff/*.bt tests/diff/compat/*.bt tests/fuzz/seeds/*; do
 	cp "$f" "$OUT/corpus/$(basename "$f")"
 done
 "$OUT/fuzz_compile" -max_total_time="$SECONDS_TO_RUN" -max_len=2048 -timeout=10 \

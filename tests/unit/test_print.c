@@ -1534,6 +1534,24 @@ static void test_format_parse(void)
 			   error ? error : "accepted");
 		free(error);
 	}
+
+	/* Widths and precisions are bounded: %2147483647d wrote 2 GiB, and
+	 * %99999999999d overflowed into a silently dropped value. */
+	const char *huge[] = { "%2147483647d", "%99999999999d", "a%.4097s", "%-4097x" };
+	const int huge_offset[] = { 1, 1, 3, 2 };
+	for (int i = 0; i < 4; i++) {
+		error = NULL;
+		rc = format_parse(huge[i], &pieces, &error, &offset);
+		char name[64];
+		snprintf(name, sizeof(name), "format_parse_width_bound_%d", i);
+		check_true(name, rc < 0 && error && offset == huge_offset[i] &&
+			   strstr(error, "too large (at most 4096)"), error ? error : "accepted");
+		free(error);
+	}
+	rc = format_parse("%-4096s|%.4096d", &pieces, &error, &offset);
+	check_true("format_parse_width_bound_edge", rc == 0, error ? error : "");
+	if (rc == 0)
+		format_pieces_free(&pieces);
 }
 
 static void test_format_check_arg(void)
