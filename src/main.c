@@ -292,6 +292,16 @@ static void free_words(char **words)
 	free(words);
 }
 
+/* Whether path is a file execve() could run: a regular file (access(X_OK)
+ * alone also accepts directories) with execute permission. */
+static bool command_runnable(const char *path)
+{
+	struct stat file_status;
+
+	return stat(path, &file_status) == 0 && S_ISREG(file_status.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
 /* Whether execvp(name) could find an executable. */
 static bool command_exists(const char *name)
 {
@@ -300,12 +310,12 @@ static bool command_exists(const char *name)
 	char *copy, *dir, *save;
 
 	if (strchr(name, '/'))
-		return access(name, X_OK) == 0;
+		return command_runnable(name);
 	copy = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
 	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
 		char *candidate = xasprintf("%s/%s", *dir ? dir : ".", name);
 
-		found = access(candidate, X_OK) == 0;
+		found = command_runnable(candidate);
 		free(candidate);
 	}
 	free(copy);
@@ -328,7 +338,7 @@ static pid_t spawn_child(const char *command, int *release_fd)
 		return -1;
 	}
 	if (!command_exists(words[0])) {
-		fprintf(stderr, "sonde: cannot run '%s': no such executable\n", words[0]);
+		fprintf(stderr, "sonde: -c: cannot run '%s': not an executable file\n", words[0]);
 		free_words(words);
 		return -1;
 	}
