@@ -498,12 +498,28 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	return status;
 }
 
+/*
+ * A closed stdin, stdout or stderr would be taken by the next file sonde
+ * opens (the epoll descriptor, a map), and the program's output would be
+ * written into it. Each closed one gets /dev/null, opened the wrong way
+ * round, so a write to it still fails with EBADF as it would have, and is
+ * reported.
+ */
+static void hold_standard_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
 	const char *invoked = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	const struct tool *tool;
 
+	hold_standard_fds();
 	libbpf_set_print(main_libbpf_print);
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
@@ -542,7 +558,6 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	struct source source;
 	struct program program;
 	struct diag diag;
-	FILE *out = stdout;
 	pid_t target_pid = 0, child_pid = 0;
 	int release_fd = -1;
 	int max_strlen;
@@ -616,24 +631,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 		goto done;
 	}
 
-	if (cli.output_path) {
-		out = fopen(cli.output_path, "w");
-		if (!out) {
-			fprintf(stderr, "sonde: cannot open %s: %s\n", cli.output_path,
-				strerror(errno));
-			abandon_child(child_pid, release_fd);
-			goto done;
-		}
-	}
-
-	/* Events are flushed once per ring-buffer batch; a large buffer makes
-	 * that one write(2) per batch rather than one per 4 KiB. A terminal
-	 * keeps line buffering so output appears as it happens. */
-	if (!isatty(fileno(out)))
-		setvbuf(out, NULL, _IOFBF, 1 << 16);
-
 	memset(&runtime_options, 0, sizeof(runtime_options));
-	runtime_options.out = out;
+	runtime_options.output_path = cli.output_path;
 	runtime_options.json = cli.json;
 	runtime_options.quiet = cli.quiet;
 	runtime_options.unsafe = cli.unsafe;
@@ -645,10 +644,6 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.no_exit_maps = cli.tool;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
-	if (out != stdout && fclose(out) != 0) {
-		fprintf(stderr, "sonde: writing %s failed: %s\n", cli.output_path, strerror(errno));
-		status = status ? status : 1;
-	}
 done:
 	program_free(&program);
 	type_free_all();

@@ -377,7 +377,8 @@ static int events_handle(void *context, void *data, size_t size)
 	return 0;
 }
 
-struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options)
+struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options,
+				  FILE *out)
 {
 	struct event_loop *loop = xcalloc(1, sizeof(*loop));
 	struct map_desc *map;
@@ -385,7 +386,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 
 	loop->program = program;
 	loop->options = options;
-	loop->output.file = options->out ? options->out : stdout;
+	loop->output.file = out;
 	loop->output.json = options->json;
 	loop->lost_fd = -1;
 	strbuf_init(&loop->text);
