@@ -390,6 +390,24 @@ static void abandon_child(pid_t pid, int release_fd)
 }
 
 /*
+ * Without the privileges to load BPF, tracefs, kallsyms' addresses and the
+ * rest fail each in its own way: say the one sentence that matters first,
+ * before anything is read, compiled or written.
+ */
+static bool have_privileges(void)
+{
+	char *error = NULL;
+	int err = features_check_bpf(&error);
+
+	free(error);
+	if (err == -EPERM || err == -EACCES) {
+		fprintf(stderr, "%s\n", FEATURES_ROOT_MESSAGE);
+		return false;
+	}
+	return true;
+}
+
+/*
  * -l [pattern]: a pattern that starts with a provider's name or alias goes
  * to that provider only (spelled with the canonical name, which is what
  * providers match against); any other pattern goes to every provider, and
@@ -459,6 +477,14 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 
 	strbuf_init(&notes);
 	status = tool_configure(tool, argc, argv, &run, &notes, &error);
+	/* Choosing event sources reads tracefs: without privileges that
+	 * fails, but for a reason that is not the one to give. */
+	if (status < 0 && !have_privileges()) {
+		free(error);
+		strbuf_free(&notes);
+		tool_run_free(&run);
+		return 1;
+	}
 	if (status < 0) {
 		fprintf(stderr, "%s: %s\n", tool->name, error);
 		free(error);
@@ -493,6 +519,10 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	cli.watch_pid = run.watch_pid;
 	cli.max_strlen = run.header.max_strlen;
 	main_verbose_level = cli.verbose;
+	if (!have_privileges()) {
+		tool_run_free(&run);
+		return 1;
+	}
 	status = run_program(&cli, xstrdup(tool->text), tool->name);
 	tool_run_free(&run);
 	return status;
@@ -534,6 +564,8 @@ int main(int argc, char **argv)
 	memset(&cli, 0, sizeof(cli));
 	parse_cli(argc, argv, &cli);
 	main_verbose_level = cli.verbose;
+	if (!have_privileges())
+		return 1;
 
 	if (cli.list && !cli.program_text) {
 		struct stat file_status;

@@ -1043,6 +1043,44 @@ def special_output_kept(sonde, testing_bpftrace, sanitized):
     return "PASS", details
 
 
+def special_non_root(sonde, testing_bpftrace, sanitized):
+    """As an unprivileged user (nobody), listing probes, a program using
+    kaddr(), a program with -o FILE and a tool each say the one root
+    sentence and nothing else, exit 1, and create no file."""
+    if testing_bpftrace:
+        return "SKIP", "sonde's sentence"
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "SKIP", "needs root and setpriv to become nobody"
+    sentence = "sonde must run as root (or with CAP_BPF and CAP_PERFMON)"
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    tmp = tempfile.mkdtemp(prefix="sonde-nobody-")
+    os.chmod(tmp, 0o777)
+    out = os.path.join(tmp, "out.txt")
+    runs = [["-l", "tracepoint:sched:*"],
+            ["-e", 'BEGIN { printf("%x\\n", kaddr("jiffies")); exit(); }'],
+            ["-o", out, "-e", "BEGIN { exit(); }"],
+            ["execsnoop"]]
+    problems = []
+    try:
+        for words in runs:
+            proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                   sonde] + words, env=env, cwd=tmp, capture_output=True,
+                                  text=True, timeout=30)
+            if proc.returncode != 1 or proc.stderr.strip() != sentence or proc.stdout:
+                problems.append("%s: exit %d, stdout %r, stderr:\n%s"
+                                % (shlex.join(words), proc.returncode, proc.stdout,
+                                   indent(proc.stderr)))
+        if os.path.exists(out):
+            problems.append("-o created %s before the root check" % out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "%d command lines, one sentence each" % len(runs)
+
+
 def special_uprobes(sonde, testing_bpftrace, sanitized):
     """tests/uprobe/check.sh: uprobes, uretprobes and USDT on programs it
     builds (PIE and not, a shared library, semaphores), each check a
@@ -1119,6 +1157,7 @@ def run_special(report, args, binaries, testing_bpftrace):
              ("special/write-errors-reported", lambda b, s: special_write_errors(b, testing_bpftrace, s)),
              ("special/output-file-kept-on-failure",
               lambda b, s: special_output_kept(b, testing_bpftrace, s)),
+             ("special/non-root-one-sentence", lambda b, s: special_non_root(b, testing_bpftrace, s)),
              ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s))]
     for binary, label, sanitized in binaries:
         for name, test in tests:
