@@ -352,6 +352,16 @@ static void free_words(char **words)
 	free(words);
 }
 
+/* Whether path is a file execve() could run: a regular file (access(X_OK)
+ * alone also accepts directories) with execute permission. */
+static bool command_runnable(const char *path)
+{
+	struct stat file_status;
+
+	return stat(path, &file_status) == 0 && S_ISREG(file_status.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
 /* Whether execvp(name) could find an executable. */
 static bool command_exists(const char *name)
 {
@@ -360,12 +370,12 @@ static bool command_exists(const char *name)
 	char *copy, *dir, *save;
 
 	if (strchr(name, '/'))
-		return access(name, X_OK) == 0;
+		return command_runnable(name);
 	copy = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
 	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
 		char *candidate = xasprintf("%s/%s", *dir ? dir : ".", name);
 
-		found = access(candidate, X_OK) == 0;
+		found = command_runnable(candidate);
 		free(candidate);
 	}
 	free(copy);
@@ -388,7 +398,7 @@ static pid_t spawn_child(const char *command, int *release_fd)
 		return -1;
 	}
 	if (!command_exists(words[0])) {
-		fprintf(stderr, "sonde: cannot run '%s': no such executable\n", words[0]);
+		fprintf(stderr, "sonde: -c: cannot run '%s': not an executable file\n", words[0]);
 		free_words(words);
 		return -1;
 	}
@@ -437,6 +447,24 @@ static void abandon_child(pid_t pid, int release_fd)
 	if (pid > 0)
 		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 			;
+}
+
+/*
+ * Without the privileges to load BPF, tracefs, kallsyms' addresses and the
+ * rest fail each in its own way: say the one sentence that matters first,
+ * before anything is read, compiled or written.
+ */
+static bool have_privileges(void)
+{
+	char *error = NULL;
+	int err = features_check_bpf(&error);
+
+	free(error);
+	if (err == -EPERM || err == -EACCES) {
+		fprintf(stderr, "%s\n", FEATURES_ROOT_MESSAGE);
+		return false;
+	}
+	return true;
 }
 
 /*
@@ -509,6 +537,14 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 
 	strbuf_init(&notes);
 	status = tool_configure(tool, argc, argv, &run, &notes, &error);
+	/* Choosing event sources reads tracefs: without privileges that
+	 * fails, but for a reason that is not the one to give. */
+	if (status < 0 && !have_privileges()) {
+		free(error);
+		strbuf_free(&notes);
+		tool_run_free(&run);
+		return 1;
+	}
 	if (status < 0) {
 		fprintf(stderr, "%s: %s\n", tool->name, error);
 		free(error);
@@ -543,9 +579,28 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	cli.watch_pid = run.watch_pid;
 	cli.max_strlen = run.header.max_strlen;
 	main_verbose_level = cli.verbose;
+	if (!have_privileges()) {
+		tool_run_free(&run);
+		return 1;
+	}
 	status = run_program(&cli, xstrdup(tool->text), tool->name);
 	tool_run_free(&run);
 	return status;
+}
+
+/*
+ * A closed stdin, stdout or stderr would be taken by the next file sonde
+ * opens (the epoll descriptor, a map), and the program's output would be
+ * written into it. Each closed one gets /dev/null, opened the wrong way
+ * round, so a write to it still fails with EBADF as it would have, and is
+ * reported.
+ */
+static void hold_standard_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+	}
 }
 
 int main(int argc, char **argv)
@@ -554,6 +609,7 @@ int main(int argc, char **argv)
 	const char *invoked = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
 	const struct tool *tool;
 
+	hold_standard_fds();
 	libbpf_set_print(main_libbpf_print);
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
@@ -568,6 +624,8 @@ int main(int argc, char **argv)
 	memset(&cli, 0, sizeof(cli));
 	parse_cli(argc, argv, &cli);
 	main_verbose_level = cli.verbose;
+	if (!have_privileges())
+		return 1;
 
 	if (cli.list && !cli.program_text) {
 		struct stat file_status;
@@ -592,7 +650,6 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	struct source source;
 	struct program program;
 	struct diag diag;
-	FILE *out = stdout;
 	pid_t target_pid = 0, child_pid = 0;
 	int release_fd = -1;
 	int max_strlen;
@@ -653,24 +710,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 		goto done;
 	}
 
-	if (cli.output_path) {
-		out = fopen(cli.output_path, "w");
-		if (!out) {
-			fprintf(stderr, "sonde: cannot open %s: %s\n", cli.output_path,
-				strerror(errno));
-			abandon_child(child_pid, release_fd);
-			goto done;
-		}
-	}
-
-	/* Events are flushed once per ring-buffer batch; a large buffer makes
-	 * that one write(2) per batch rather than one per 4 KiB. A terminal
-	 * keeps line buffering so output appears as it happens. */
-	if (!isatty(fileno(out)))
-		setvbuf(out, NULL, _IOFBF, 1 << 16);
-
 	memset(&runtime_options, 0, sizeof(runtime_options));
-	runtime_options.out = out;
+	runtime_options.output_path = cli.output_path;
 	runtime_options.json = cli.json;
 	runtime_options.quiet = cli.quiet;
 	runtime_options.unsafe = cli.unsafe;
@@ -682,10 +723,6 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.no_exit_maps = cli.tool;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
-	if (out != stdout && fclose(out) != 0) {
-		fprintf(stderr, "sonde: writing %s failed: %s\n", cli.output_path, strerror(errno));
-		status = status ? status : 1;
-	}
 done:
 	program_free(&program);
 	type_free_all();

@@ -118,8 +118,11 @@ class Process:
     """A tracer run: collects stdout/stderr lines in threads and notices the
     start banner on either stream."""
 
-    def __init__(self, argv, env=None, stdin_text=None, cwd=None):
+    def __init__(self, argv, env=None, stdin_text=None, cwd=None, stdout_gate=None):
+        """stdout_gate: a threading.Event; stdout is not read until it is
+        set (a slow reader: the pipe fills and sonde's writes block)."""
         self.argv = argv
+        self.stdout_gate = stdout_gate
         self.stdout_lines = []
         self.stderr_lines = []
         self.attached = threading.Event()
@@ -143,6 +146,8 @@ class Process:
                 pass
 
     def _read(self, stream, lines):
+        if self.stdout_gate is not None and lines is self.stdout_lines:
+            self.stdout_gate.wait()
         for raw in iter(stream.readline, b""):
             line = raw.decode("utf-8", "replace")
             lines.append(line)
@@ -972,6 +977,9 @@ def special_exit_flood(sonde, testing_bpftrace, sanitized):
         return "FAIL", "the ring buffer never filled, the case proves nothing; " + details
     if elapsed >= 1.0 or code != 3 or accounted != calls:
         return "FAIL", details
+    return "PASS", details
+
+
 LIMITS_UNROLL3 = "BEGIN { unroll(100) { unroll(100) { unroll(100) { @x++; } } } exit(); }"
 LIMITS_UNROLL5 = ("BEGIN { unroll(100) { unroll(100) { unroll(100) { unroll(100) { unroll(100) "
                   "{ @x++; } } } } } exit(); }")
@@ -1064,6 +1072,176 @@ def special_limits(sonde, testing_bpftrace, sanitized):
     return "PASS", details
 
 
+def lost_increments(stderr):
+    """The `Lost N events` reports (increments; the final total left out)."""
+    return [int(n) for n in re.findall(r'^Lost (\d+) events$', stderr, re.M)]
+
+
+def special_slow_reader(sonde, testing_bpftrace, sanitized, sondes=1):
+    """SIGINT while sonde's writes are blocked on a reader that does not
+    read yet: once the reader catches up, every event is printed or reported
+    lost, and @n (its own count) agrees. With sondes=8, eight run at once."""
+    if testing_bpftrace:
+        return "SKIP", "counts sonde's Lost reports"
+    calls = 20000
+    tmp = tempfile.mkdtemp(prefix="sonde-slow-")
+    name = "slowread%d" % sondes
+    generator = os.path.join(tmp, name)
+    shutil.copy(build_tool("getppid_loop"), generator)
+    program = ('tracepoint:syscalls:sys_enter_getppid /comm == "%s"/ '
+               '{ @n = count(); printf("e %%d\\n", @n); }' % name)
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    gate = threading.Event()
+    procs = [Process([sonde, "-e", program], env=env, stdout_gate=gate) for _ in range(sondes)]
+    try:
+        for proc in procs:
+            if not proc.attached.wait(timeout=60):
+                return "FAIL", "no start banner within 60 s\nstderr:\n" + indent(proc.stderr())
+        subprocess.run([generator, str(calls)], check=True, timeout=60)
+        time.sleep(0.5)
+        for proc in procs:
+            proc.interrupt()
+        time.sleep(1.0)
+    finally:
+        gate.set()
+    problems, summary = [], []
+    for i, proc in enumerate(procs):
+        code, timed_out = proc.wait(60)
+        printed = sum(1 for line in proc.stdout_lines if re.fullmatch(r'e \d+\n', line))
+        counted = [int(n) for line in proc.stdout_lines
+                   for n in re.findall(r'^@n: (\d+)$', line)]
+        lost = sum(lost_increments(proc.stderr()))
+        details = "sonde %d: printed %d, lost %d, @n %s, exit %d" % (i, printed, lost, counted, code)
+        summary.append(details)
+        if timed_out or code != 0 or counted != [calls] or printed + lost != calls:
+            problems.append(details)
+        if sanitized and SANITIZER_RE.search(proc.stderr()):
+            problems.append("sanitizer report\n" + indent(proc.stderr()))
+    shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "generated %d each\n%s" % (calls, "\n".join(problems))
+    return "PASS", "\n".join(summary)
+
+
+def special_write_errors(sonde, testing_bpftrace, sanitized):
+    """A write that fails (a full file system as -o, /dev/full, a closed
+    stdout) is said once, with what failed and why, and the exit status is
+    not 0."""
+    if testing_bpftrace:
+        return "SKIP", "bpftrace 0.17 exits 0 after failed writes"
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    lines = ('BEGIN { $i = 0; while ($i < 3000) { printf("line %d xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n", $i); '
+             '$i++; } exit(); }')
+    tmp = tempfile.mkdtemp(prefix="sonde-write-")
+    small = os.path.join(tmp, "small")
+    os.mkdir(small)
+    problems, summary = [], []
+
+    def check(label, argv, expect, **redirect):
+        proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=30, **redirect)
+        stderr = proc.stderr.decode("utf-8", "replace")
+        said = [line for line in stderr.splitlines() if "failed" in line]
+        summary.append("%s: exit %d, %s" % (label, proc.returncode, said))
+        if proc.returncode == 0 or len(said) != 1 or not re.search(expect, said[0]):
+            problems.append("%s: exit %d, expected one line matching %r; stderr:\n%s"
+                            % (label, proc.returncode, expect, indent(stderr)))
+        if sanitized and SANITIZER_RE.search(stderr):
+            problems.append("%s: sanitizer report\n%s" % (label, indent(stderr)))
+
+    try:
+        with open("/dev/full", "w") as full:
+            check("> /dev/full", [sonde, "-e", lines],
+                  r"writing to stdout failed: No space left on device", stdout=full)
+        check(">&-", [sonde, "-e", lines], r"writing to stdout failed: Bad file descriptor",
+              preexec_fn=lambda: os.close(1))
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", small]).returncode:
+            problems.append("cannot mount a 64k tmpfs")
+        else:
+            try:
+                out = os.path.join(small, "out.txt")
+                check("-o on a full tmpfs", [sonde, "-o", out, "-e", lines],
+                      r"writing to %s failed: No space left on device" % re.escape(out),
+                      stdout=subprocess.DEVNULL)
+            finally:
+                subprocess.run(["umount", small])
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "\n".join(summary)
+
+
+def special_output_kept(sonde, testing_bpftrace, sanitized):
+    """A run that fails in the verifier leaves its -o file as it was: the
+    file is opened (and truncated) only once the programs are loaded."""
+    if testing_bpftrace:
+        return "SKIP", "bpftrace 0.17 truncates the file first"
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    tmp = tempfile.mkdtemp(prefix="sonde-keep-")
+    keep = os.path.join(tmp, "keep.txt")
+    try:
+        with open(keep, "w") as f:
+            f.write("important\n")
+        proc = subprocess.run([sonde, "-o", keep, "-e",
+                               "BEGIN { $i = 0; while (1) { $i++; } exit(); }"],
+                              env=env, capture_output=True, timeout=60)
+        with open(keep) as f:
+            kept = f.read()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    details = "verifier failure with -o: exit %d, file now %r" % (proc.returncode, kept)
+    if sanitized and SANITIZER_RE.search(proc.stderr.decode("utf-8", "replace")):
+        return "FAIL", "sanitizer report\n" + indent(proc.stderr.decode("utf-8", "replace"))
+    if proc.returncode == 0 or kept != "important\n":
+        return "FAIL", details
+    return "PASS", details
+
+
+def special_non_root(sonde, testing_bpftrace, sanitized):
+    """As an unprivileged user (nobody), listing probes, a program using
+    kaddr(), a program with -o FILE and a tool each say the one root
+    sentence and nothing else, exit 1, and create no file."""
+    if testing_bpftrace:
+        return "SKIP", "sonde's sentence"
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return "SKIP", "needs root and setpriv to become nobody"
+    sentence = "sonde must run as root (or with CAP_BPF and CAP_PERFMON)"
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    tmp = tempfile.mkdtemp(prefix="sonde-nobody-")
+    os.chmod(tmp, 0o777)
+    out = os.path.join(tmp, "out.txt")
+    runs = [["-l", "tracepoint:sched:*"],
+            ["-e", 'BEGIN { printf("%x\\n", kaddr("jiffies")); exit(); }'],
+            ["-o", out, "-e", "BEGIN { exit(); }"],
+            ["execsnoop"]]
+    problems = []
+    try:
+        for words in runs:
+            proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                   sonde] + words, env=env, cwd=tmp, capture_output=True,
+                                  text=True, timeout=30)
+            if proc.returncode != 1 or proc.stderr.strip() != sentence or proc.stdout:
+                problems.append("%s: exit %d, stdout %r, stderr:\n%s"
+                                % (shlex.join(words), proc.returncode, proc.stdout,
+                                   indent(proc.stderr)))
+        if os.path.exists(out):
+            problems.append("-o created %s before the root check" % out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "%d command lines, one sentence each" % len(runs)
+
+
 def special_uprobes(sonde, testing_bpftrace, sanitized):
     """tests/uprobe/check.sh: uprobes, uretprobes and USDT on programs it
     builds (PIE and not, a shared library, semaphores), each check a
@@ -1134,6 +1312,14 @@ def run_special(report, args, binaries, testing_bpftrace):
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
              ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s)),
              ("special/exit-behind-flood", lambda b, s: special_exit_flood(b, testing_bpftrace, s)),
+             ("special/sigint-slow-reader",
+              lambda b, s: special_slow_reader(b, testing_bpftrace, s)),
+             ("special/sigint-slow-reader-8-sondes",
+              lambda b, s: special_slow_reader(b, testing_bpftrace, s, sondes=8)),
+             ("special/write-errors-reported", lambda b, s: special_write_errors(b, testing_bpftrace, s)),
+             ("special/output-file-kept-on-failure",
+              lambda b, s: special_output_kept(b, testing_bpftrace, s)),
+             ("special/non-root-one-sentence", lambda b, s: special_non_root(b, testing_bpftrace, s)),
              ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s)),
              ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s))]
     for binary, label, sanitized in binaries:

@@ -227,7 +227,7 @@ static bool probe_bpf_syscall(struct feature_state *state)
 		return true;
 	}
 	if (fd == -EPERM || fd == -EACCES)
-		return fail(state, fd, "sonde needs root or CAP_BPF+CAP_PERFMON to load BPF programs");
+		return fail(state, fd, "%s", FEATURES_ROOT_MESSAGE);
 	if (fd == -ENOSYS)
 		return fail(state, fd, "this kernel was built without the bpf() system call "
 				       "(CONFIG_BPF_SYSCALL)");

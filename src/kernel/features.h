@@ -43,8 +43,11 @@ const char *feature_reason(enum feature feature);
 /* Short name for reports: "ringbuf", "kprobe". */
 const char *feature_name(enum feature feature);
 
+/* What sonde says, wherever it finds out, when it lacks the privileges. */
+#define FEATURES_ROOT_MESSAGE "sonde must run as root (or with CAP_BPF and CAP_PERFMON)"
+
 /* 0 when BPF programs can be loaded; otherwise -errno and a sentence the
- * user can act on ("sonde needs root or CAP_BPF+CAP_PERFMON ..."). */
+ * user can act on (FEATURES_ROOT_MESSAGE for -EPERM and -EACCES). */
 int features_check_bpf(char **error);
 
 static inline bool feature_has_ringbuf(void) { return feature_available(FEATURE_RINGBUF); }

@@ -30,9 +30,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* bpftrace's default for cat(): print at most this much of a file. */
 #define EVENTS_CAT_MAX_BYTES 10240
@@ -182,19 +185,39 @@ static void events_time(struct event_loop *loop, const struct event_desc *event)
 	events_emit(loop, "time", sb->data ? sb->data : "", sb->length);
 }
 
+/* cat(): at most EVENTS_CAT_MAX_BYTES of the file. Opened without
+ * blocking, so a FIFO with no writer (or a terminal, a socket) gives what it
+ * has at once rather than holding the run up for ever. */
 static void events_cat(struct event_loop *loop, const char *path)
 {
-	FILE *file = fopen(path, "r");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat file_status;
 	char *data;
-	size_t length;
+	size_t length = 0;
 
-	if (!file) {
+	if (fd >= 0 && fstat(fd, &file_status) == 0 && S_ISDIR(file_status.st_mode)) {
+		close(fd);
+		fd = -1;
+		errno = EISDIR;
+	}
+	if (fd < 0) {
 		fprintf(stderr, "sonde: cat: failed to open file '%s': %s\n", path, strerror(errno));
 		return;
 	}
 	data = xmalloc(EVENTS_CAT_MAX_BYTES);
-	length = fread(data, 1, EVENTS_CAT_MAX_BYTES, file);
-	fclose(file);
+	while (length < EVENTS_CAT_MAX_BYTES) {
+		ssize_t got = read(fd, data + length, EVENTS_CAT_MAX_BYTES - length);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && errno != EAGAIN)
+			fprintf(stderr, "sonde: cat: failed to read file '%s': %s\n", path,
+				strerror(errno));
+		if (got <= 0)
+			break;
+		length += (size_t)got;
+	}
+	close(fd);
 	events_emit(loop, "cat", data, length);
 	free(data);
 }
@@ -359,7 +382,8 @@ static int events_handle(void *context, void *data, size_t size)
 	return 0;
 }
 
-struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options)
+struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options,
+				  FILE *out)
 {
 	struct event_loop *loop = xcalloc(1, sizeof(*loop));
 	struct map_desc *map;
@@ -367,7 +391,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 
 	loop->program = program;
 	loop->options = options;
-	loop->output.file = options->out ? options->out : stdout;
+	loop->output.file = out;
 	loop->output.json = options->json;
 	loop->lost_fd = -1;
 	strbuf_init(&loop->text);

@@ -374,13 +374,12 @@ static void format_boot_to_wall(uint64_t boot_ns, struct timespec *wall)
 			    (real.tv_nsec - boot.tv_nsec);
 		have_offset = true;
 	}
-	int64_t ns = (int64_t)boot_ns + offset_ns;
-	wall->tv_sec = ns / 1000000000LL;
-	wall->tv_nsec = ns % 1000000000LL;
-	if (wall->tv_nsec < 0) {
-		wall->tv_nsec += 1000000000LL;
-		wall->tv_sec--;
-	}
+	/* Unsigned, as bpftrace computes it: any u64 a program passes (up to
+	 * 0xffffffffffffffff) wraps the way bpftrace's does instead of
+	 * overflowing a signed sum. */
+	uint64_t ns = boot_ns + (uint64_t)offset_ns;
+	wall->tv_sec = (time_t)(ns / 1000000000ull);
+	wall->tv_nsec = (long)(ns % 1000000000ull);
 }
 
 /*

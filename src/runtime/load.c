@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common/diag.h"
+#include "kernel/features.h"
 #include "runtime/func_info.h"
 
 /* Big enough for the full level-1 log of almost any program; kernels
@@ -36,8 +37,7 @@
 #define LOAD_STATS_LOG_SIZE (64u << 10)
 #define LOAD_LOG_TAIL_LINES 10
 
-static const char load_root_message[] =
-	"sonde must run as root (or with CAP_BPF and CAP_PERFMON)\n";
+static const char load_root_message[] = FEATURES_ROOT_MESSAGE "\n";
 
 int load_ringbuf_size(uint32_t *size, char **error)
 {

@@ -36,7 +36,8 @@ struct event_loop;
 
 /* Sets up the ring-buffer consumer (when the program has a ring buffer) and
  * the lost-event counter. Returns NULL and prints on failure. */
-struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options);
+struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options,
+				  FILE *out);
 void event_loop_free(struct event_loop *loop);
 /* Waits up to timeout_ms for records and handles every one available; also
  * checks the lost counter at most every 100 ms. Returns records handled or
@@ -51,5 +52,18 @@ bool event_loop_exit_requested(const struct event_loop *loop, int *code);
 void event_loop_resume_output(struct event_loop *loop);
 /* Reports lost events not yet reported; at_exit also prints the total. */
 void event_loop_check_lost(struct event_loop *loop, bool at_exit);
+
+/* ---- output.c ---- */
+
+struct output_sink {
+	int fd;
+	bool owns_fd;   /* fclose() closes fd */
+	int error;      /* errno of the first failed write (or close); 0 while all is well */
+};
+
+/* A stream over fd that writes all it is given, through signals and short
+ * writes, and records the first error in sink (which must outlive it).
+ * Returns NULL (errno set) when no stream can be made. */
+FILE *output_sink_open(struct output_sink *sink, int fd, bool owns_fd);
 
 #endif

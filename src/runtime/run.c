@@ -23,6 +23,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ struct run_state {
 	struct program *program;
 	const struct runtime_options *options;
 	struct output output;
+	struct output_sink sink;    /* under output.file: the first write error */
 	struct event_loop *events;
 	fd_list links;
 	pid_t child_pid;        /* -c child still to reap; 0 once reaped */
@@ -314,7 +316,8 @@ static void run_wait(struct run_state *state)
 	for (;;) {
 		int handled;
 
-		if (event_loop_exit_requested(state->events, NULL) || run_stop_signal)
+		if (event_loop_exit_requested(state->events, NULL) || run_stop_signal ||
+		    state->sink.error)
 			return;
 		if (run_child_exited(state) || run_target_gone(state))
 			return;
@@ -359,6 +362,48 @@ static void run_print_maps(struct run_state *state)
 	fflush(state->output.file);
 }
 
+/* Where the program's output goes: -o FILE is opened (and truncated) only
+ * now that the programs have loaded, so a program that fails to load leaves
+ * the file as it was. */
+static int run_open_output(struct run_state *state)
+{
+	const char *path = state->options->output_path;
+	int fd = STDOUT_FILENO;
+
+	if (path) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			fprintf(stderr, "sonde: cannot open %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+	}
+	fflush(stdout);
+	state->output.file = output_sink_open(&state->sink, fd, path != NULL);
+	if (!state->output.file) {
+		fprintf(stderr, "sonde: cannot set up the output: %s\n", strerror(errno));
+		if (path)
+			close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+/* Flushes and closes the output; says once what failed if a write did.
+ * Returns 0, or -1 after a failed write. */
+static int run_close_output(struct run_state *state)
+{
+	if (!state->output.file)
+		return 0;
+	fclose(state->output.file);
+	state->output.file = NULL;
+	if (!state->sink.error)
+		return 0;
+	fprintf(stderr, "sonde: writing to %s failed: %s\n",
+		state->options->output_path ? state->options->output_path : "stdout",
+		strerror(state->sink.error));
+	return -1;
+}
+
 static void run_cleanup(struct run_state *state)
 {
 	run_detach(state);
@@ -373,6 +418,7 @@ static void run_cleanup(struct run_state *state)
 	symbols_set_stack_map(-1, -1);
 	symbols_free();
 	load_close(state->program);
+	run_close_output(state);
 	run_restore_signals(state);
 }
 
@@ -384,7 +430,6 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	memset(&state, 0, sizeof(state));
 	state.program = program;
 	state.options = options;
-	state.output.file = options->out ? options->out : stdout;
 	state.output.json = options->json;
 	state.child_pid = options->child_pid;
 	state.child_release_fd = options->child_release_fd;
@@ -400,13 +445,13 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		if (map->role == MAP_ROLE_STACKS)
 			symbols_set_stack_map((int)(map->value_size / 8), map->fd);
 	}
-	if (run_write_config(program) < 0)
+	if (run_write_config(program) < 0 || run_open_output(&state) < 0)
 		goto fail;
 	if (options->dry_run) {
 		run_cleanup(&state);
 		return 0;
 	}
-	state.events = event_loop_new(program, options);
+	state.events = event_loop_new(program, options, state.output.file);
 	if (!state.events)
 		goto fail;
 	run_open_target(&state);
@@ -414,6 +459,8 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	if (run_special_probes(&state, PROBE_ROLE_BEGIN) < 0)
 		goto fail;
 	event_loop_drain(state.events);
+	if (state.sink.error)
+		goto fail;
 	/* exit() in BEGIN: nothing else needs attaching. The banner still
 	 * appears, as bpftrace's does, for whoever waits for it. */
 	if (!event_loop_exit_requested(state.events, NULL) && run_attach(&state) < 0)
@@ -430,17 +477,23 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	run_detach(&state);
 	event_loop_drain(state.events);
 	event_loop_exit_requested(state.events, &exit_code);
-	event_loop_resume_output(state.events);
-	if (run_special_probes(&state, PROBE_ROLE_END) < 0)
-		exit_code = 1;
-	event_loop_drain(state.events);
+	/* After a failed write the run stops: END and the maps would only
+	 * fail the same way. */
+	if (!state.sink.error) {
+		event_loop_resume_output(state.events);
+		if (run_special_probes(&state, PROBE_ROLE_END) < 0)
+			exit_code = 1;
+		event_loop_drain(state.events);
+	}
 	event_loop_check_lost(state.events, true);
-	if (!options->no_exit_maps)
+	if (!options->no_exit_maps && !state.sink.error)
 		run_print_maps(&state);
+	if (run_close_output(&state) < 0)
+		exit_code = 1;
 	run_cleanup(&state);
 	return exit_code;
 fail:
-	fflush(state.output.file);
+	run_close_output(&state);
 	run_cleanup(&state);
 	return 1;
 }

@@ -15,7 +15,8 @@
 #include "../common/program.h"
 
 struct runtime_options {
-	FILE *out;              /* -o FILE or stdout */
+	const char *output_path; /* -o FILE, opened (and truncated) once the programs are
+				  * loaded; NULL: stdout */
 	bool json;              /* -f json */
 	bool quiet;             /* -q: no "Attached N probes" */
 	bool unsafe;            /* --unsafe: system() allowed */

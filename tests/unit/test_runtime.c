@@ -214,7 +214,9 @@ static void read_back(FILE *file, char *text, size_t size)
 static int run_captured_all(struct program *p, char *out, size_t out_size, char *err,
 			    size_t err_size, char *std_out, size_t std_out_size)
 {
-	FILE *out_file = tmpfile();
+	char out_path[] = "/tmp/sonde-test-runtime-XXXXXX";
+	int out_fd = mkstemp(out_path);
+	FILE *out_file;
 	FILE *err_file = tmpfile();
 	FILE *std_file = tmpfile();
 	struct runtime_options options;
@@ -223,7 +225,7 @@ static int run_captured_all(struct program *p, char *out, size_t out_size, char 
 	int code;
 
 	memset(&options, 0, sizeof(options));
-	options.out = out_file;
+	options.output_path = out_path;
 	options.quiet = true;
 	options.child_release_fd = -1;
 	fflush(stdout);
@@ -238,7 +240,14 @@ static int run_captured_all(struct program *p, char *out, size_t out_size, char 
 	close(saved_stderr);
 	close(saved_stdout);
 
-	read_back(out_file, out, out_size);
+	/* runtime_run opens -o itself (once the programs have loaded) */
+	out_file = fopen(out_path, "r");
+	unlink(out_path);
+	close(out_fd);
+	if (out_file)
+		read_back(out_file, out, out_size);
+	else
+		out[0] = '\0';
 	read_back(err_file, err, err_size);
 	read_back(std_file, std_out, std_out_size);
 	return code;
