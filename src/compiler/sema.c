@@ -660,10 +660,26 @@ static void fold_condition(struct node *node)
 	node->const_value = value;
 }
 
+/* `@a = @a + 1` as the map's only write: in the silent pass the map has no
+ * type yet when the read is checked. An operand of arithmetic can only be an
+ * integer, and a map read before any write reads zero (as in bpftrace), so
+ * the read is typed int64 and the assignment can then type the map. */
+static void assume_untyped_map_int(struct sema *sema, struct node *operand)
+{
+	if (sema->report || operand->kind != NODE_MAP || !operand->type ||
+	    operand->type->kind != TYPE_NONE || operand->map_id < 0 ||
+	    operand->map_id >= sema->program->maps.count ||
+	    sema->program->maps.items[operand->map_id].value_type)
+		return;
+	operand->type = type_int(8, true);
+}
+
 static void check_binary(struct sema *sema, struct node *node)
 {
 	check_expr(sema, node->lhs);
 	check_expr(sema, node->rhs);
+	assume_untyped_map_int(sema, node->lhs);
+	assume_untyped_map_int(sema, node->rhs);
 	struct type *left = node->lhs->type, *right = node->rhs->type;
 	if (!left || !right || left->kind == TYPE_NONE || right->kind == TYPE_NONE) {
 		node->type = type_none();
@@ -1535,9 +1551,12 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	/* after another error a map left without a type is most likely its
+	 * consequence (`@a = @b + 1` with @b unknown): say nothing more */
+	bool had_errors = sema->error_count > 0;
 	for (int i = 0; i < sema->program->maps.count; i++) {
 		struct map_desc *map = &sema->program->maps.items[i];
-		if (map->role == MAP_ROLE_USER && !map->value_type && sema->skipped_blocks) {
+		if (map->role == MAP_ROLE_USER && !map->value_type && (sema->skipped_blocks || had_errors)) {
 			map->value_type = type_int(8, true);
 		} else if (map->role == MAP_ROLE_USER && !map->value_type) {
 			diag_error(sema->diag, sema->map_first_use.items[i], "map %s is used but never assigned a value",
