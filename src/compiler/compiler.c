@@ -108,7 +108,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 		program->ringbuf_map_id = add_internal_map(program, ".ringbuf", MAP_ROLE_RINGBUF,
 							   BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size);
 		program->lost_map_id = add_internal_map(program, ".lost", MAP_ROLE_LOST,
-							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8, 2);
+							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
+							(uint32_t)(LOST_SLOT_ZERO_DIVISOR +
+								   program->zero_divisors.count));
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);

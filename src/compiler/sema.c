@@ -587,7 +587,8 @@ static void check_positional(struct sema *sema, struct node *node)
 }
 
 /* Folds arithmetic on two integer constants, so lhist(x, -10, 10, 1) and
- * unroll(2 * 3) see plain numbers. Division by zero is left to run time. */
+ * unroll(2 * 3) see plain numbers. Division by zero and out-of-range
+ * shifts are not folded: check_operand_range reports them. */
 static void fold_binary(struct node *node)
 {
 	if (!node->lhs->is_constant || !node->rhs->is_constant ||
@@ -613,11 +614,11 @@ static void fold_binary(struct node *node)
 	case OP_BITAND: value = a & b; break;
 	case OP_BITOR: value = a | b; break;
 	case OP_BITXOR: value = a ^ b; break;
-	case OP_SHL: value = b < 64 ? a << b : 0; break;
+	case OP_SHL:
 	case OP_SHR:
-		if (b >= 64)
+		if (b >= 64) /* an error (check_operand_range) */
 			return;
-		value = is_signed ? (uint64_t)((int64_t)a >> b) : a >> b;
+		value = node->op == OP_SHL ? a << b : is_signed ? (uint64_t)((int64_t)a >> b) : a >> b;
 		break;
 	default:
 		return;
@@ -672,6 +673,28 @@ static void assume_untyped_map_int(struct sema *sema, struct node *operand)
 	    sema->program->maps.items[operand->map_id].value_type)
 		return;
 	operand->type = type_int(8, true);
+}
+
+/* `x / 0`, `x % 0` and shifts by a constant outside 0..63 are errors (C
+ * leaves them undefined; BPF would give 0, x or a masked shift). A divisor
+ * known only at run time gets a check site: the code then uses 1 as the
+ * result and counts the event, and the runtime warns where it happened. */
+static void check_operand_range(struct sema *sema, struct node *node, enum op op, struct node *rhs,
+				struct src_loc loc)
+{
+	if (!rhs->type || rhs->type->kind != TYPE_INT)
+		return;
+	if (op == OP_DIV || op == OP_MOD) {
+		if (rhs->is_constant && rhs->const_value == 0) {
+			error_at(sema, loc, "%s by zero", op == OP_DIV ? "division" : "remainder");
+		} else if (!rhs->is_constant && node->check_id == 0) {
+			vec_push(&sema->program->zero_divisors, loc);
+			node->check_id = sema->program->zero_divisors.count;
+		}
+	} else if ((op == OP_SHL || op == OP_SHR) && rhs->is_constant && rhs->const_value >= 64) {
+		error_at(sema, loc, "shift by %lld: the count must be 0 to 63",
+			 (long long)rhs->const_value);
+	}
 }
 
 static void check_binary(struct sema *sema, struct node *node)
@@ -729,6 +752,7 @@ static void check_binary(struct sema *sema, struct node *node)
 	if (node->op == OP_SHL || node->op == OP_SHR)
 		right_unsigned = false;
 	node->type = type_int(8, !(left_unsigned || right_unsigned));
+	check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	fold_binary(node);
 }
 
@@ -1159,6 +1183,8 @@ static void check_assign(struct sema *sema, struct node *node)
 		return;
 	}
 	check_expr(sema, node->rhs);
+	if (node->op != OP_ASSIGN)
+		check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	struct type *value = node->rhs->type;
 	bool is_aggregation = value && type_is_aggregation(value);
 	if (target->kind == NODE_VAR) {
