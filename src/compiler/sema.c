@@ -2054,10 +2054,20 @@ void check_buf(struct sema *sema, struct node *call)
 		capacity = source->type->size;
 	if (length) {
 		check_expr(sema, length);
-		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
+		if (length->type && length->type->kind != TYPE_NONE && !is_int(length)) {
 			error_at(sema, length->loc, "buf()'s length must be an integer");
-		else if (length->is_constant && length->const_value < (uint64_t)capacity)
+		} else if (length->is_constant && (int64_t)length->const_value < 0) {
+			error_at(sema, length->loc, "buf()'s length must not be negative, not %lld",
+				 (long long)length->const_value);
+		} else if (length->is_constant && length->const_value < (uint64_t)capacity) {
 			capacity = (int)length->const_value;
+		} else if (length->is_constant && length->const_value > (uint64_t)capacity &&
+			   sema->report && !call->warned) {
+			/* bpftrace warns the same way */
+			call->warned = true;
+			diag_warning(sema->diag, length->loc, "buf() reads at most %d bytes (SONDE_MAX_STRLEN), "
+				     "not %llu", capacity, (unsigned long long)length->const_value);
+		}
 	}
 	struct type *type = type_new(TYPE_BUFFER);
 	type->size = 8 + ((capacity + 7) & ~7);
@@ -2101,6 +2111,10 @@ void check_kaddr(struct sema *sema, struct node *call)
 	call->const_value = address;
 }
 
+/* No string is longer than SONDE_MAX_STRLEN allows (1024): a bigger length
+ * is a mistake, and one that does not fit an int would wrap. */
+#define STRNCMP_LENGTH_MAX 1024
+
 void check_strncmp(struct sema *sema, struct node *call)
 {
 	struct node *a = call->args, *b = a->next, *n = b->next;
@@ -2113,6 +2127,9 @@ void check_strncmp(struct sema *sema, struct node *call)
 		error_at(sema, call->loc, "strncmp() compares two strings");
 	if (!is_int_constant(n))
 		error_at(sema, n->loc, "strncmp()'s length must be a constant integer");
+	else if (n->const_value > STRNCMP_LENGTH_MAX) /* negative ones too */
+		error_at(sema, n->loc, "strncmp()'s length must be 0 to %d, not %lld", STRNCMP_LENGTH_MAX,
+			 (long long)n->const_value);
 }
 
 /* Aggregations: valid only as the value of `@map = f(...)`; the statement
