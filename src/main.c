@@ -206,7 +206,7 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 }
 
 /* Reads all of stdin; NULL on error. */
-static char *read_stdin(void)
+static char *read_stdin(size_t *length_read)
 {
 	struct strbuf text;
 	char chunk[4096];
@@ -221,6 +221,7 @@ static char *read_stdin(void)
 	}
 	if (!text.data)
 		strbuf_puts(&text, "");
+	*length_read = text.length;
 	return strbuf_release(&text);
 }
 
@@ -529,7 +530,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	struct cli cli = *cli_in;
 	struct compile_options compile_options;
 	struct runtime_options runtime_options;
-	struct source source;
+	struct source source = { 0 };
 	struct program program;
 	struct diag diag;
 	FILE *out = stdout;
@@ -550,7 +551,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 		text = xstrdup(cli.program_text);
 		source.filename = "stdin";
 	} else if (strcmp(cli.program_path, "-") == 0) {
-		text = read_stdin();
+		text = read_stdin(&source.length);
 		source.filename = "stdin";
 		if (!text) {
 			fprintf(stderr, "sonde: cannot read the program from stdin: %s\n",
@@ -558,7 +559,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 			return 1;
 		}
 	} else {
-		text = read_file(cli.program_path, NULL);
+		text = read_file(cli.program_path, &source.length);
 		source.filename = cli.program_path;
 		if (!text && errno == ENOENT && !strchr(cli.program_path, '/')) {
 			fprintf(stderr, "sonde: there is no tool or program file named '%s' "

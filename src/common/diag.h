@@ -23,6 +23,8 @@ struct src_loc {
 struct source {
 	const char *filename; /* "stdin" for -e programs, as bpftrace does */
 	const char *text;     /* whole program, NUL-terminated */
+	size_t length;        /* bytes read, when the text came from a file (a NUL before
+			       * them is an error); 0 = strlen(text) */
 };
 
 struct diag {

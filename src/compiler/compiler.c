@@ -73,6 +73,25 @@ static enum probe_role role_of(const struct probe_point *point)
 	return PROBE_ROLE_NORMAL;
 }
 
+/* A NUL byte would silently end the program text: everything after it
+ * would be ignored. Reports the first one; -1 when there is one. */
+static int check_nul_bytes(const struct source *source, struct diag *diag)
+{
+	size_t length = strlen(source->text);
+	if (length >= source->length)
+		return 0;
+	struct src_loc loc = { .line = 1, .column = 1 };
+	for (size_t i = 0; i < length; i++) {
+		loc.column++;
+		if (source->text[i] == '\n') {
+			loc.line++;
+			loc.column = 1;
+		}
+	}
+	diag_error(diag, loc, "a NUL byte in the program text: is this a binary file?");
+	return -1;
+}
+
 int compile_program(const struct source *source, const struct compile_options *options,
 		    struct program *program, struct diag *diag)
 {
@@ -80,6 +99,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 	program->source = *source;
 	program->ringbuf_map_id = program->lost_map_id = -1;
 	program->config_map_id = program->scratch_map_id = -1;
+	if (check_nul_bytes(source, diag) < 0)
+		return -1;
 	/* the lexer sees the text with C directives blanked; diagnostics still
 	 * quote the original, whose lines and columns are the same */
 	struct preprocessed pre = { 0 };
