@@ -104,7 +104,10 @@ int compile_program(const struct source *source, const struct compile_options *o
 	/* the lexer sees the text with C directives blanked; diagnostics still
 	 * quote the original, whose lines and columns are the same */
 	struct preprocessed pre = { 0 };
-	preprocess_program(source->text, options->macros, options->macro_count, &pre);
+	if (preprocess_program(source->text, options->macros, options->macro_count, &pre, diag) < 0) {
+		preprocessed_free(&pre);
+		return -1;
+	}
 	struct source stripped = { .filename = source->filename, .text = pre.text };
 	if (parse_program(&stripped, &ast, diag) < 0) {
 		ast_free(&ast);
