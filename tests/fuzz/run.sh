@@ -1,4 +1,5 @@
 #!/bin/sh
+# Seeds beyond the test programs: inputs that once misbehaved (tests/fuzz/seeds/).
 # Fuzzes the compiler for SECONDS (default 300) with libFuzzer, AddressSanitizer
 # and UBSan, seeded with the test programs. Needs clang; run from the repo root.
 set -eu
@@ -10,7 +11,7 @@ make build/gen/syscall_names.h
 clang -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -o "$OUT/fuzz_compile" tests/fuzz/fuzz_compile.c $SRCS \
 	-lbpf -lelf -lz
-for f in tests/golden/*.bt tests/diff/*.bt tests/diff/compat/*.bt; do
+for f in tests/golden/*.bt tests/diff/*.bt tests/diff/compat/*.bt tests/fuzz/seeds/*.bt; do
 	cp "$f" "$OUT/corpus/$(basename "$f")"
 done
 "$OUT/fuzz_compile" -max_total_time="$SECONDS_TO_RUN" -max_len=2048 -timeout=10 \
