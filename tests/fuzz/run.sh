@@ -1,7 +1,7 @@
 #!/bin/sh
-# Seeds beyond the test programs: inputs that once misbehaved (tests/fuzz/seeds/).
 # Fuzzes the compiler for SECONDS (default 300) with libFuzzer, AddressSanitizer
-# and UBSan, seeded with the test programs. Needs clang; run from the repo root.
+# and UBSan, seeded with the test programs and with tests/fuzz/seeds/ (inputs
+# that once misbehaved). Needs clang; run from the repo root.
 set -eu
 SECONDS_TO_RUN=${1:-300}
 OUT=build/fuzz
