@@ -208,10 +208,11 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 }
 
 /*
- * Reads the program file (path, or stdin for "-") through read_source_fd;
+ * Reads the program file (path, or stdin for "-") through read_source_fd, and
+ * its length (NUL bytes in it are the compiler's to report);
  * on failure says in one sentence what was wrong and returns NULL.
  */
-static char *read_program(const char *path)
+static char *read_program(const char *path, size_t *length)
 {
 	const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
 	char *text = NULL;
@@ -245,7 +246,7 @@ static char *read_program(const char *path)
 			goto fail;
 		}
 	}
-	error = read_source_fd(fd, &text);
+	error = read_source_fd(fd, &text, length);
 	if (fd != 0)
 		close(fd);
 	if (error == 0)
@@ -647,7 +648,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	struct cli cli = *cli_in;
 	struct compile_options compile_options;
 	struct runtime_options runtime_options;
-	struct source source;
+	struct source source = { 0 };
 	struct program program;
 	struct diag diag;
 	pid_t target_pid = 0, child_pid = 0;
@@ -669,7 +670,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 		text = xstrdup(cli.program_text);
 		source.filename = "stdin";
 	} else {
-		text = read_program(cli.program_path);
+		text = read_program(cli.program_path, &source.length);
 		source.filename = strcmp(cli.program_path, "-") == 0 ? "stdin" : cli.program_path;
 		if (!text)
 			return 1;

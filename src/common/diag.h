@@ -24,6 +24,8 @@ struct src_loc {
 struct source {
 	const char *filename; /* "stdin" for -e programs, as bpftrace does */
 	const char *text;     /* whole program, NUL-terminated */
+	size_t length;        /* bytes read, when the text came from a file (a NUL before
+			       * them is an error); 0 = strlen(text) */
 };
 
 /* After this many errors the rest are counted, not printed, and phases stop

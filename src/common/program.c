@@ -51,6 +51,9 @@ void program_free(struct program *program)
 	for (int i = 0; i < program->points.count; i++)
 		probe_point_free(program->points.items[i]);
 	free(program->points.items);
+	free(program->zero_divisors.items);
+	program->zero_divisors.items = NULL;
+	program->zero_divisors.count = 0;
 	program->points.items = NULL;
 	program->points.count = 0;
 	program->maps.items = NULL;

@@ -49,9 +49,11 @@ struct probe_point;
 enum map_role {
 	MAP_ROLE_USER,     /* a map named in the program: @x, @ */
 	MAP_ROLE_RINGBUF,  /* async events to user space */
-	MAP_ROLE_LOST,     /* PERCPU_ARRAY[3] of u64: [0] ring-buffer records dropped,
+	MAP_ROLE_LOST,     /* PERCPU_ARRAY[3 + n] of u64: [0] ring-buffer records dropped,
 			    * [1] map updates refused (a full map),
-			    * [2] exit() called: code * 2 + 1 (LOST_SLOT_EXIT) */
+			    * [2] exit() called: code * 2 + 1 (LOST_SLOT_EXIT),
+			    * [LOST_SLOT_ZERO_DIVISOR + i] divisions by zero at
+			    * program.zero_divisors[i] */
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
 	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
 	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */
@@ -60,6 +62,7 @@ enum map_role {
 /* exit()'s own path to the runtime, in the MAP_ROLE_LOST map: a control
  * record that a full ring buffer would drop must still end the run. */
 #define LOST_SLOT_EXIT 2
+#define LOST_SLOT_ZERO_DIVISOR 3
 
 /* Written by the runtime into the config map before any probe is attached. */
 struct program_config {
@@ -161,6 +164,8 @@ struct program {
 	VEC(struct event_desc) events;
 	VEC(struct probe_program) probes;
 	VEC(struct probe_point *) points; /* every expanded probe point; freed with the program */
+	VEC(struct src_loc) zero_divisors; /* divisions whose divisor is known only at run time:
+					    * each counts its divisions by zero (MAP_ROLE_LOST) */
 	int ringbuf_map_id;         /* -1 when the program sends no events */
 	int lost_map_id;
 	int config_map_id;

@@ -251,7 +251,7 @@ char *read_file(const char *path, size_t *length)
  * Pipes are read up to the limit and no further: `cat /dev/zero | sonde -`
  * costs SOURCE_SIZE_MAX bytes, not all memory.
  */
-int read_source_fd(int fd, char **text)
+int read_source_fd(int fd, char **text, size_t *length)
 {
 	struct strbuf sb;
 	struct stat status;
@@ -286,6 +286,7 @@ int read_source_fd(int fd, char **text)
 		}
 		strbuf_append(&sb, chunk, (size_t)got);
 	}
+	*length = sb.length;
 	*text = strbuf_release(&sb);
 	return 0;
 }

@@ -63,6 +63,6 @@ char *read_file(const char *path, size_t *length);
  * caller frees); -ENODEV for a device or a directory, -EFBIG for a longer
  * source, other -errno for read errors.
  */
-int read_source_fd(int fd, char **text);
+int read_source_fd(int fd, char **text, size_t *length);
 
 #endif

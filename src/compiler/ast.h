@@ -100,6 +100,10 @@ struct node {
 	int var_id;               /* NODE_VAR: index of the scratch variable in its probe */
 	int event_id;             /* NODE_CALL that sends a ring-buffer event */
 	int func_id;              /* NODE_CALL: index in the function table (functions.h) */
+	int check_id;             /* NODE_BINARY, NODE_ASSIGN: a divisor known only at run time:
+				   * 1 + index in program.zero_divisors; 0 = none */
+	bool warned;              /* a warning about this node was given (a block is checked
+				   * once per probe point: say it once) */
 	bool is_constant;         /* integer expression whose value is known: const_value */
 	uint64_t const_value;
 };

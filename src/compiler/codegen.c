@@ -795,20 +795,48 @@ static int alu_op_for(enum op op)
 	}
 }
 
-/* left = left op right on registers, honouring signedness of result_type. */
+/* left = left op right on registers, honouring signedness of result_type.
+ * `site` is the binary or compound-assignment node (NULL for ++/--): when
+ * its right operand is known only at run time, a zero divisor gives 1 and
+ * bumps the site's counter (as current bpftrace does; BPF itself would give
+ * 0 or the dividend), and a shift count outside 0..63 shifts every bit out
+ * (BPF would mask the count to 6 bits), as C's arithmetic would suggest. */
 static void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
-			   const struct type *result_type)
+			   const struct type *result_type, const struct node *site)
 {
 	bool is_signed = result_type->kind == TYPE_INT && result_type->is_signed;
-	if ((op == OP_DIV || op == OP_MOD) && is_signed) {
+	bool checked = site && site->rhs && !site->rhs->is_constant;
+	bool can_skip = checked && (op == OP_DIV || op == OP_MOD || op == OP_SHL ||
+				    (op == OP_SHR && !is_signed));
+	int done = can_skip ? ir_new_label(&gen->fn) : -1;
+	if (checked && (op == OP_DIV || op == OP_MOD)) {
+		int nonzero = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, nonzero);
+		if (site->check_id)
+			count_lost(gen, LOST_SLOT_ZERO_DIVISOR + site->check_id - 1);
+		ir_mov_imm(&gen->fn, left, 1);
+		ir_jump(&gen->fn, done);
+		ir_label(&gen->fn, nonzero);
+	}
+	if (checked && (op == OP_SHL || op == OP_SHR)) {
+		int in_range = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JLE, right, 63, in_range);
+		if (op == OP_SHR && is_signed) {
+			ir_mov_imm(&gen->fn, right, 63); /* the sign fills every bit */
+		} else {
+			ir_mov_imm(&gen->fn, left, 0);
+			ir_jump(&gen->fn, done);
+		}
+		ir_label(&gen->fn, in_range);
+	}
+	if ((op == OP_DIV || op == OP_MOD) && is_signed)
 		gen_signed_divide(gen, left, right, op == OP_MOD);
-		return;
-	}
-	if (op == OP_SHR && is_signed) {
+	else if (op == OP_SHR && is_signed)
 		ir_alu(&gen->fn, BPF_ARSH, left, right);
-		return;
-	}
-	ir_alu(&gen->fn, alu_op_for(op), left, right);
+	else
+		ir_alu(&gen->fn, alu_op_for(op), left, right);
+	if (can_skip)
+		ir_label(&gen->fn, done);
 }
 
 static struct value gen_binary(struct codegen *gen, struct node *node)
@@ -843,7 +871,7 @@ static struct value gen_binary(struct codegen *gen, struct node *node)
 	}
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, a);
-	gen_arithmetic(gen, node->op, result, b, node->type);
+	gen_arithmetic(gen, node->op, result, b, node->type, node);
 	return value_reg(result, node->type);
 }
 
@@ -998,7 +1026,8 @@ static struct value read_map(struct codegen *gen, struct node *node)
 
 /* @m[k] op= delta (or ++/--) in place: one lookup, insert on a miss.
  * Returns the register holding the new value (old value in *old when asked). */
-static int update_map_int(struct codegen *gen, struct node *map_node, enum op op, int delta, int *old)
+static int update_map_int(struct codegen *gen, struct node *map_node, enum op op, int delta, int *old,
+			  const struct node *site)
 {
 	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 	int key = gen_map_key(gen, map_node, map);
@@ -1012,7 +1041,7 @@ static int update_map_int(struct codegen *gen, struct node *map_node, enum op op
 		*old = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, *old, current);
 	}
-	gen_arithmetic(gen, op, current, delta, map->value_type);
+	gen_arithmetic(gen, op, current, delta, map->value_type, site);
 	int insert = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, insert);
 	ir_store(&gen->fn, 8, pointer, 0, current);
@@ -1031,7 +1060,7 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 	enum op op = node->op == OP_INC ? OP_ADD : OP_SUB;
 	if (node->lhs->kind == NODE_MAP) {
 		int old = -1;
-		int updated = update_map_int(gen, node->lhs, op, one, node->is_prefix ? NULL : &old);
+		int updated = update_map_int(gen, node->lhs, op, one, node->is_prefix ? NULL : &old, NULL);
 		return value_reg(node->is_prefix ? updated : old, node->type);
 	}
 	struct var_info *var = var_of(gen, node->lhs);
@@ -1178,7 +1207,7 @@ static void gen_assign(struct codegen *gen, struct node *node)
 		if (node->op != OP_ASSIGN) {
 			int current = load_int(gen, base, offset, 8, false);
 			int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
-			gen_arithmetic(gen, node->op, current, delta, var->type);
+			gen_arithmetic(gen, node->op, current, delta, var->type, node);
 			ir_store(&gen->fn, 8, base, (int16_t)offset, current);
 			return;
 		}
@@ -1197,7 +1226,7 @@ static void gen_assign(struct codegen *gen, struct node *node)
 	}
 	if (node->op != OP_ASSIGN) {
 		int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
-		update_map_int(gen, target, node->op, delta, NULL);
+		update_map_int(gen, target, node->op, delta, NULL, node);
 		return;
 	}
 	struct value value = gen_expr(gen, node->rhs);

@@ -73,6 +73,25 @@ static enum probe_role role_of(const struct probe_point *point)
 	return PROBE_ROLE_NORMAL;
 }
 
+/* A NUL byte would silently end the program text: everything after it
+ * would be ignored. Reports the first one; -1 when there is one. */
+static int check_nul_bytes(const struct source *source, struct diag *diag)
+{
+	size_t length = strlen(source->text);
+	if (length >= source->length)
+		return 0;
+	struct src_loc loc = { .line = 1, .column = 1 };
+	for (size_t i = 0; i < length; i++) {
+		loc.column++;
+		if (source->text[i] == '\n') {
+			loc.line++;
+			loc.column = 1;
+		}
+	}
+	diag_error(diag, loc, "a NUL byte in the program text: is this a binary file?");
+	return -1;
+}
+
 int compile_program(const struct source *source, const struct compile_options *options,
 		    struct program *program, struct diag *diag)
 {
@@ -80,10 +99,15 @@ int compile_program(const struct source *source, const struct compile_options *o
 	program->source = *source;
 	program->ringbuf_map_id = program->lost_map_id = -1;
 	program->config_map_id = program->scratch_map_id = -1;
+	if (check_nul_bytes(source, diag) < 0)
+		return -1;
 	/* the lexer sees the text with C directives blanked; diagnostics still
 	 * quote the original, whose lines and columns are the same */
 	struct preprocessed pre = { 0 };
-	preprocess_program(source->text, options->macros, options->macro_count, &pre);
+	if (preprocess_program(source->text, options->macros, options->macro_count, &pre, diag) < 0) {
+		preprocessed_free(&pre);
+		return -1;
+	}
 	struct source stripped = { .filename = source->filename, .text = pre.text };
 	if (parse_program(&stripped, &ast, diag) < 0) {
 		ast_free(&ast);
@@ -109,7 +133,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 							   BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size);
 		program->lost_map_id = add_internal_map(program, ".lost", MAP_ROLE_LOST,
 							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
-							LOST_SLOT_EXIT + 1);
+							(uint32_t)(LOST_SLOT_ZERO_DIVISOR +
+								   program->zero_divisors.count));
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);

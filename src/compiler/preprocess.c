@@ -18,6 +18,14 @@
  *    text, padding a shorter replacement with blanks so that columns after
  *    it stay right.
  * Semantic analysis looks unknown identifiers up in the collected table.
+ *
+ * A header that exists nowhere is an error ("file not found", as bpftrace
+ * says), except under the kernel's own include directories (linux/, net/,
+ * ...): bpftrace's tools include kernel-internal headers such as
+ * <net/sock.h>, which a machine without kernel sources lacks, and BTF gives
+ * sonde those types anyway. A directory or a device is an error too, and so
+ * are an #if, #ifdef or #ifndef without #endif and an #else or #endif
+ * without #if.
  */
 #include "preprocess.h"
 
@@ -25,6 +33,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../kernel/btf.h"
 
@@ -41,6 +50,21 @@ struct preprocessor {
 	struct macro_table *macros;
 	VEC(char *) included;   /* paths already read, to read each once */
 };
+
+/* Top directories of the kernel's include/ tree: a missing header under one
+ * of them is one of the kernel's own, whose types BTF provides. */
+static const char *const kernel_header_directories[] = {
+	"linux/", "net/", "asm/", "asm-generic/", "uapi/", "trace/", "scsi/", "crypto/",
+	"keys/", "sound/", "video/", "drm/", "rdma/", "xen/", "kvm/", "media/", "soc/", "acpi/",
+};
+
+static bool is_kernel_header(const char *name)
+{
+	for (size_t i = 0; i < sizeof(kernel_header_directories) / sizeof(kernel_header_directories[0]); i++)
+		if (strncmp(name, kernel_header_directories[i], strlen(kernel_header_directories[i])) == 0)
+			return true;
+	return false;
+}
 
 static bool is_ident_start(char c)
 {
@@ -126,7 +150,7 @@ static void define_macro(struct macro_table *table, const char *name, const char
 	vec_push(table, macro);
 }
 
-static void include_file(struct preprocessor *pp, const char *name, int depth);
+static int include_file(struct preprocessor *pp, const char *name, int depth);
 
 /* Reads the #defines (and nested #includes) of one header. */
 static void scan_header(struct preprocessor *pp, const char *text, int depth)
@@ -166,18 +190,34 @@ static void scan_header(struct preprocessor *pp, const char *text, int depth)
 	}
 }
 
-static void include_file(struct preprocessor *pp, const char *name, int depth)
+/* Reads the header `name` (absolute, or searched in the include
+ * directories). Returns 0, or -ENOENT when it exists nowhere, -EISDIR or
+ * -EINVAL when it is a directory or not a regular file (a device would
+ * never end). */
+static int include_file(struct preprocessor *pp, const char *name, int depth)
 {
 	if (depth > MAX_INCLUDE_DEPTH || pp->included.count >= MAX_INCLUDED_FILES)
-		return;
-	for (size_t i = 0; i < sizeof(include_directories) / sizeof(include_directories[0]); i++) {
-		char *path = xasprintf("%s/%s", include_directories[i], name);
+		return 0;
+	size_t directory_count = name[0] == '/' ? 1 :
+				 sizeof(include_directories) / sizeof(include_directories[0]);
+	for (size_t i = 0; i < directory_count; i++) {
+		char *path = name[0] == '/' ? xstrdup(name) :
+			     xasprintf("%s/%s", include_directories[i], name);
 		bool seen = false;
 		for (int j = 0; j < pp->included.count && !seen; j++)
 			seen = strcmp(pp->included.items[j], path) == 0;
 		if (seen) {
 			free(path);
-			return;
+			return 0;
+		}
+		struct stat st;
+		if (stat(path, &st) != 0) {
+			free(path);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			free(path);
+			return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		}
 		char *text = read_file(path, NULL);
 		if (!text) {
@@ -187,10 +227,9 @@ static void include_file(struct preprocessor *pp, const char *name, int depth)
 		vec_push(&pp->included, path);
 		scan_header(pp, text, depth);
 		free(text);
-		return;
+		return 0;
 	}
-	/* a header that does not exist here (kernel-internal ones such as
-	 * net/sock.h) is not an error: BTF provides the kernel's types */
+	return -ENOENT;
 }
 
 static void blank(char *from, char *to)
@@ -321,10 +360,40 @@ static char *substitute_predefined(const char *text, const struct predefined_mac
 	return strbuf_release(&out);
 }
 
+/* `#if EXPR` / `#elif EXPR`: an integer or a macro name (C counts an
+ * undefined name as 0); false in *ok for anything else. */
+static bool evaluate_condition(const struct macro_table *table, const char *from, const char *to,
+			       bool *ok)
+{
+	char *text = xstrndup(from, (size_t)(to - from));
+	int64_t value = 0;
+	*ok = evaluate_value(table, text, &value);
+	if (!*ok) {
+		const char *q = skip_blanks(text, text + strlen(text));
+		char *name = read_identifier(&q, text + strlen(text));
+		q = skip_blanks(q, text + strlen(text));
+		*ok = name && (*q == '\0' || *q == '\r');
+		value = 0;
+		free(name);
+	}
+	free(text);
+	return value != 0;
+}
+
+static void preprocess_error(struct diag *diag, int line, int column, int *errors, const char *fmt,
+			     const char *arg)
+{
+	(*errors)++;
+	if (diag)
+		diag_error(diag, (struct src_loc){ .line = line, .column = column, .length = 1 }, fmt, arg);
+}
+
 int preprocess_program(const char *text, const struct predefined_macro *predefined,
-		       int predefined_count, struct preprocessed *out)
+		       int predefined_count, struct preprocessed *out, struct diag *diag)
 {
 	struct preprocessor pp = { .macros = &out->macros };
+	int errors = 0, line = 1;
+	int open_line[64], open_column[64];
 	for (int i = 0; i < predefined_count; i++)
 		define_macro(&out->macros, predefined[i].name,
 			     predefined[i].parameter ? "" : predefined[i].body);
@@ -342,8 +411,38 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 		bool active = depth == 0 || keeping[depth - 1];
 		const char *q = skip_blanks(p, line_end);
 		if (at_line_start && q < line_end && *q == '#' && !(p == out->text && q[1] == '!')) {
+			int column = (int)(q - p) + 1;
 			q = skip_blanks(q + 1, line_end);
-			if (strncmp(q, "ifdef", 5) == 0 || strncmp(q, "ifndef", 6) == 0) {
+			if (strncmp(q, "if", 2) == 0 && (q + 2 == line_end || !is_ident_char(q[2]))) {
+				bool ok;
+				bool value = evaluate_condition(&out->macros, q + 2, line_end, &ok);
+				if (!ok)
+					preprocess_error(diag, line, column, &errors, "%s",
+							 "#if needs an integer or a macro name (sonde does "
+							 "not evaluate C expressions)");
+				if (depth < 64) {
+					keeping[depth] = active && value;
+					taken[depth] = keeping[depth];
+					open_line[depth] = line;
+					open_column[depth] = column;
+					depth++;
+				}
+			} else if (strncmp(q, "elif", 4) == 0 && depth > 0) {
+				bool ok;
+				bool value = evaluate_condition(&out->macros, q + 4, line_end, &ok);
+				if (!ok)
+					preprocess_error(diag, line, column, &errors, "%s",
+							 "#elif needs an integer or a macro name (sonde does "
+							 "not evaluate C expressions)");
+				bool outer = depth < 2 || keeping[depth - 2];
+				keeping[depth - 1] = outer && !taken[depth - 1] && value;
+				taken[depth - 1] = taken[depth - 1] || keeping[depth - 1];
+			} else if ((strncmp(q, "else", 4) == 0 || strncmp(q, "elif", 4) == 0 ||
+				    strncmp(q, "endif", 5) == 0) && depth == 0) {
+				preprocess_error(diag, line, column, &errors, "#%s without #if",
+						 strncmp(q, "endif", 5) == 0 ? "endif" :
+						 strncmp(q, "else", 4) == 0 ? "else" : "elif");
+			} else if (strncmp(q, "ifdef", 5) == 0 || strncmp(q, "ifndef", 6) == 0) {
 				bool negate = q[2] == 'n';
 				q = skip_blanks(q + (negate ? 6 : 5), line_end);
 				char *name = read_identifier(&q, line_end);
@@ -355,6 +454,8 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				if (depth < 64) {
 					keeping[depth] = active && (negate ? !defined : defined);
 					taken[depth] = keeping[depth];
+					open_line[depth] = line;
+					open_column[depth] = column;
 					depth++;
 				}
 			} else if (strncmp(q, "else", 4) == 0 && depth > 0) {
@@ -379,7 +480,18 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 					const char *end = memchr(q + 1, close, (size_t)(line_end - q - 1));
 					if (end) {
 						char *name = xstrndup(q + 1, (size_t)(end - q - 1));
-						include_file(&pp, name, 0);
+						char *spelled = xstrndup(q, (size_t)(end - q + 1));
+						int status = include_file(&pp, name, 0);
+						if (status == -EISDIR)
+							preprocess_error(diag, line, column, &errors,
+									 "#include %s: a directory, not a file", spelled);
+						else if (status == -EINVAL)
+							preprocess_error(diag, line, column, &errors,
+									 "#include %s: not a regular file", spelled);
+						else if (status == -ENOENT && !is_kernel_header(name))
+							preprocess_error(diag, line, column, &errors,
+									 "#include %s: file not found", spelled);
+						free(spelled);
 						free(name);
 					}
 				}
@@ -389,8 +501,13 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 			blank(p, line_end);
 		}
 		at_line_start = true;
+		if (*line_end)
+			line++;
 		p = *line_end ? line_end + 1 : line_end;
 	}
+	if (depth > 0 && depth <= 64)
+		preprocess_error(diag, open_line[depth - 1], open_column[depth - 1], &errors, "%s",
+				 "this #if has no #endif");
 	for (int i = 0; i < pp.included.count; i++)
 		free(pp.included.items[i]);
 	free(pp.included.items);
@@ -399,7 +516,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 		free(out->text);
 		out->text = substituted;
 	}
-	return 0;
+	return errors ? -1 : 0;
 }
 
 void preprocessed_free(struct preprocessed *pre)

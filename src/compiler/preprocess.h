@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../common/diag.h"
 #include "../common/util.h"
 
 struct macro {
@@ -34,8 +35,10 @@ struct predefined_macro {
 	const char *body;       /* the replacement text */
 };
 
+/* Returns 0, or -1 after reporting a bad directive to diag (NULL: report nothing);
+ * out is filled either way. */
 int preprocess_program(const char *text, const struct predefined_macro *predefined,
-		       int predefined_count, struct preprocessed *out);
+		       int predefined_count, struct preprocessed *out, struct diag *diag);
 void preprocessed_free(struct preprocessed *pre);
 /* The last definition of name, or NULL. */
 struct macro *macro_find(const struct macro_table *table, const char *name);

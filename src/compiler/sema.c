@@ -586,7 +586,8 @@ static void check_positional(struct sema *sema, struct node *node)
 }
 
 /* Folds arithmetic on two integer constants, so lhist(x, -10, 10, 1) and
- * unroll(2 * 3) see plain numbers. Division by zero is left to run time. */
+ * unroll(2 * 3) see plain numbers. Division by zero and out-of-range
+ * shifts are not folded: check_operand_range reports them. */
 static void fold_binary(struct node *node)
 {
 	if (!node->lhs->is_constant || !node->rhs->is_constant ||
@@ -612,11 +613,11 @@ static void fold_binary(struct node *node)
 	case OP_BITAND: value = a & b; break;
 	case OP_BITOR: value = a | b; break;
 	case OP_BITXOR: value = a ^ b; break;
-	case OP_SHL: value = b < 64 ? a << b : 0; break;
+	case OP_SHL:
 	case OP_SHR:
-		if (b >= 64)
+		if (b >= 64) /* an error (check_operand_range) */
 			return;
-		value = is_signed ? (uint64_t)((int64_t)a >> b) : a >> b;
+		value = node->op == OP_SHL ? a << b : is_signed ? (uint64_t)((int64_t)a >> b) : a >> b;
 		break;
 	default:
 		return;
@@ -659,10 +660,48 @@ static void fold_condition(struct node *node)
 	node->const_value = value;
 }
 
+/* `@a = @a + 1` as the map's only write: in the silent pass the map has no
+ * type yet when the read is checked. An operand of arithmetic can only be an
+ * integer, and a map read before any write reads zero (as in bpftrace), so
+ * the read is typed int64 and the assignment can then type the map. */
+static void assume_untyped_map_int(struct sema *sema, struct node *operand)
+{
+	if (sema->report || operand->kind != NODE_MAP || !operand->type ||
+	    operand->type->kind != TYPE_NONE || operand->map_id < 0 ||
+	    operand->map_id >= sema->program->maps.count ||
+	    sema->program->maps.items[operand->map_id].value_type)
+		return;
+	operand->type = type_int(8, true);
+}
+
+/* `x / 0`, `x % 0` and shifts by a constant outside 0..63 are errors (C
+ * leaves them undefined; BPF would give 0, x or a masked shift). A divisor
+ * known only at run time gets a check site: the code then uses 1 as the
+ * result and counts the event, and the runtime warns where it happened. */
+static void check_operand_range(struct sema *sema, struct node *node, enum op op, struct node *rhs,
+				struct src_loc loc)
+{
+	if (!rhs->type || rhs->type->kind != TYPE_INT)
+		return;
+	if (op == OP_DIV || op == OP_MOD) {
+		if (rhs->is_constant && rhs->const_value == 0) {
+			error_at(sema, loc, "%s by zero", op == OP_DIV ? "division" : "remainder");
+		} else if (!rhs->is_constant && node->check_id == 0) {
+			vec_push(&sema->program->zero_divisors, loc);
+			node->check_id = sema->program->zero_divisors.count;
+		}
+	} else if ((op == OP_SHL || op == OP_SHR) && rhs->is_constant && rhs->const_value >= 64) {
+		error_at(sema, loc, "shift by %lld: the count must be 0 to 63",
+			 (long long)rhs->const_value);
+	}
+}
+
 static void check_binary(struct sema *sema, struct node *node)
 {
 	check_expr(sema, node->lhs);
 	check_expr(sema, node->rhs);
+	assume_untyped_map_int(sema, node->lhs);
+	assume_untyped_map_int(sema, node->rhs);
 	struct type *left = node->lhs->type, *right = node->rhs->type;
 	if (!left || !right || left->kind == TYPE_NONE || right->kind == TYPE_NONE) {
 		node->type = type_none();
@@ -712,6 +751,7 @@ static void check_binary(struct sema *sema, struct node *node)
 	if (node->op == OP_SHL || node->op == OP_SHR)
 		right_unsigned = false;
 	node->type = type_int(8, !(left_unsigned || right_unsigned));
+	check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	fold_binary(node);
 }
 
@@ -1142,6 +1182,8 @@ static void check_assign(struct sema *sema, struct node *node)
 		return;
 	}
 	check_expr(sema, node->rhs);
+	if (node->op != OP_ASSIGN)
+		check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	struct type *value = node->rhs->type;
 	bool is_aggregation = value && type_is_aggregation(value);
 	if (target->kind == NODE_VAR) {
@@ -1535,9 +1577,12 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	/* after another error a map left without a type is most likely its
+	 * consequence (`@a = @b + 1` with @b unknown): say nothing more */
+	bool had_errors = sema->error_count > 0;
 	for (int i = 0; i < sema->program->maps.count; i++) {
 		struct map_desc *map = &sema->program->maps.items[i];
-		if (map->role == MAP_ROLE_USER && !map->value_type && sema->skipped_blocks) {
+		if (map->role == MAP_ROLE_USER && !map->value_type && (sema->skipped_blocks || had_errors)) {
 			map->value_type = type_int(8, true);
 		} else if (map->role == MAP_ROLE_USER && !map->value_type) {
 			diag_error(sema->diag, sema->map_first_use.items[i], "map %s is used but never assigned a value",
@@ -2009,10 +2054,20 @@ void check_buf(struct sema *sema, struct node *call)
 		capacity = source->type->size;
 	if (length) {
 		check_expr(sema, length);
-		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
+		if (length->type && length->type->kind != TYPE_NONE && !is_int(length)) {
 			error_at(sema, length->loc, "buf()'s length must be an integer");
-		else if (length->is_constant && length->const_value < (uint64_t)capacity)
+		} else if (length->is_constant && (int64_t)length->const_value < 0) {
+			error_at(sema, length->loc, "buf()'s length must not be negative, not %lld",
+				 (long long)length->const_value);
+		} else if (length->is_constant && length->const_value < (uint64_t)capacity) {
 			capacity = (int)length->const_value;
+		} else if (length->is_constant && length->const_value > (uint64_t)capacity &&
+			   sema->report && !call->warned) {
+			/* bpftrace warns the same way */
+			call->warned = true;
+			diag_warning(sema->diag, length->loc, "buf() reads at most %d bytes (SONDE_MAX_STRLEN), "
+				     "not %llu", capacity, (unsigned long long)length->const_value);
+		}
 	}
 	struct type *type = type_new(TYPE_BUFFER);
 	type->size = 8 + ((capacity + 7) & ~7);
@@ -2056,6 +2111,10 @@ void check_kaddr(struct sema *sema, struct node *call)
 	call->const_value = address;
 }
 
+/* No string is longer than SONDE_MAX_STRLEN allows (1024): a bigger length
+ * is a mistake, and one that does not fit an int would wrap. */
+#define STRNCMP_LENGTH_MAX 1024
+
 void check_strncmp(struct sema *sema, struct node *call)
 {
 	struct node *a = call->args, *b = a->next, *n = b->next;
@@ -2068,6 +2127,9 @@ void check_strncmp(struct sema *sema, struct node *call)
 		error_at(sema, call->loc, "strncmp() compares two strings");
 	if (!is_int_constant(n))
 		error_at(sema, n->loc, "strncmp()'s length must be a constant integer");
+	else if (n->const_value > STRNCMP_LENGTH_MAX) /* negative ones too */
+		error_at(sema, n->loc, "strncmp()'s length must be 0 to %d, not %lld", STRNCMP_LENGTH_MAX,
+			 (long long)n->const_value);
 }
 
 /* Aggregations: valid only as the value of `@map = f(...)`; the statement

@@ -63,6 +63,7 @@ struct event_loop {
 	uint64_t *lost_values;       /* one per possible CPU */
 	uint64_t lost_reported;      /* sum already reported */
 	uint64_t refused_reported;   /* map updates refused (full maps), already reported */
+	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
 	bool batch_limited;          /* inside event_loop_poll: honour the budget */
@@ -412,6 +413,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 		loop->lost_fd = map->fd;
 		loop->lost_values = xcalloc((size_t)loop->cpu_count, sizeof(uint64_t));
 	}
+	loop->zero_divisions = xcalloc((size_t)program->zero_divisors.count + 1, sizeof(uint64_t));
 	return loop;
 }
 
@@ -423,7 +425,38 @@ void event_loop_free(struct event_loop *loop)
 		ring_buffer__free(loop->ring);
 	strbuf_free(&loop->text);
 	free(loop->lost_values);
+	free(loop->zero_divisions);
 	free(loop);
+}
+
+/* Divisions by zero, counted per site by the programs: the first one at a
+ * site is a located warning; at exit, a site that saw more says how many. */
+static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
+{
+	const struct program *program = loop->program;
+	struct diag diag;
+
+	diag_init(&diag, &program->source, stderr);
+	for (int site = 0; site < program->zero_divisors.count; site++) {
+		uint32_t key = LOST_SLOT_ZERO_DIVISOR + (uint32_t)site;
+		uint64_t total = 0;
+		struct src_loc loc = program->zero_divisors.items[site];
+
+		if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+			continue;
+		for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+			total += loop->lost_values[cpu];
+		if (total > 0 && loop->zero_divisions[site] == 0) {
+			fflush(loop->output.file);
+			diag_warning(&diag, loc, "division or remainder by zero: 1 is used as the result "
+				     "(reported once; counted until exit)");
+		}
+		loop->zero_divisions[site] = total;
+		if (at_exit && total > 1)
+			fprintf(stderr, "%s:%d:%d: note: %llu divisions or remainders by zero here\n",
+				program->source.filename ? program->source.filename : "stdin", loc.line,
+				loc.column, (unsigned long long)total);
+	}
 }
 
 void event_loop_check_lost(struct event_loop *loop, bool at_exit)
@@ -437,6 +470,7 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	if (!at_exit && now - loop->lost_checked_ns < EVENTS_LOST_INTERVAL_NS)
 		return;
 	loop->lost_checked_ns = now;
+	events_check_zero_divisions(loop, at_exit);
 	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
 		return;
 	for (int cpu = 0; cpu < loop->cpu_count; cpu++)

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(text, data, size);
 	text[size] = '\0';
 	FILE *sink = fopen("/dev/null", "w");
-	struct source source = { .filename = "fuzz", .text = text };
+	struct source source = { .filename = "fuzz", .text = text, .length = size };
 	struct diag diag;
 	diag_init(&diag, &source, sink);
 	char *positional[] = { "1", "text" };

@@ -1112,7 +1112,7 @@ static const struct parse_case parse_error_cases[] = {
 static int parse_test_run(const char *source, char **dump, char **diagnostics,
 			  void (*printer)(const struct ast *, FILE *))
 {
-	struct source src = { "stdin", source };
+	struct source src = { .filename = "stdin", .text = source };
 	struct diag diag;
 	struct ast ast;
 	size_t dump_size, diag_size;
@@ -1342,7 +1342,7 @@ static void parse_test_nesting(void)
 
 static void parse_test_diag(void)
 {
-	struct source src = { "prog.bt", "BEGIN {\n\tfoo(1);\n}" };
+	struct source src = { .filename = "prog.bt", .text = "BEGIN {\n\tfoo(1);\n}" };
 	struct diag diag;
 	char *text;
 	size_t size;

@@ -155,9 +155,58 @@ static bool check_too_many_maps(void)
 	return ok;
 }
 
+/* Programs read from a file may hold NUL bytes, which would end the text
+ * early: the first one is an error at its place. */
+struct nul_case {
+	const char *name;
+	const char *program;
+	size_t length;
+	const char *expected;
+};
+
+static const struct nul_case nul_cases[] = {
+	{ "nul byte in the middle", "BEGIN { exit(); }\0 BEGIN { }", 28,
+	  "stdin:1:18: error: a NUL byte in the program text: is this a binary file?" },
+	{ "leading nul byte", "\0BEGIN { exit(); }", 18,
+	  "stdin:1:1: error: a NUL byte in the program text: is this a binary file?" },
+	{ "nul byte on line 2", "BEGIN {\n  exit();\0 }", 21,
+	  "stdin:2:10: error: a NUL byte in the program text: is this a binary file?" },
+};
+
+static bool check_nul_case(const struct nul_case *c)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+	struct source source = { .filename = "stdin", .text = c->program, .length = c->length };
+	struct diag diag;
+	diag_init(&diag, &source, out);
+	struct compile_options options = { .max_strlen = 64 };
+	struct program program = { 0 };
+	int result = compile_program(&source, &options, &program, &diag);
+	fclose(out);
+	char *newline = strchr(text, '\n');
+	if (newline)
+		*newline = '\0';
+	bool ok = result < 0 && strcmp(text, c->expected) == 0;
+	if (ok)
+		printf("PASS %s\n", c->name);
+	else
+		printf("FAIL %s: result %d, got '%s', expected '%s'\n", c->name, result, text, c->expected);
+	free(text);
+	program_free(&program);
+	return ok;
+}
+
 int main(void)
 {
 	int passed = 0, failed = 0;
+	for (size_t i = 0; i < sizeof(nul_cases) / sizeof(nul_cases[0]); i++) {
+		if (check_nul_case(&nul_cases[i]))
+			passed++;
+		else
+			failed++;
+	}
 	if (check_too_many_maps())
 		passed++;
 	else
