@@ -184,7 +184,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 				out.attach_btf_obj_fd = attach_btf_obj_fd;
 			}
 			if (codegen_probe(&sema, probe, point, &out, options->dump, diag) < 0) {
-				free(out.name);
+				/* a check after emission (too many maps) leaves code behind */
+				probe_program_free(&out);
 				result = -1;
 				break;
 			}

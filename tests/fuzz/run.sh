@@ -7,10 +7,11 @@ SECONDS_TO_RUN=${1:-300}
 OUT=build/fuzz
 mkdir -p "$OUT/corpus"
 SRCS=$(ls src/*/*.c | grep -v '^src/main.c$')
-make build/gen/syscall_names.h
+# the generated sources: syscall names, and the embedded tools' table
+make build/gen/syscall_names.h build/gen/tool_table.c build/gen/tools.S
 clang -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -o "$OUT/fuzz_compile" tests/fuzz/fuzz_compile.c $SRCS \
-	-lbpf -lelf -lz
+	build/gen/tool_table.c build/gen/tools.S -lbpf -lelf -lz
 for f in tests/golden/*.bt tests/diff/*.bt tests/diff/compat/*.bt tests/fuzz/seeds/*; do
 	cp "$f" "$OUT/corpus/$(basename "$f")"
 done
