@@ -1268,24 +1268,23 @@ static struct ir_function callback_begin(struct codegen *gen, int *saved_high)
 	return caller;
 }
 
-/* Finishes the callback, allocates its registers, and returns its index. */
+/* Finishes the callback and returns its index. Its registers are allocated
+ * with the probe's (codegen_probe), once it is known whether the frames
+ * stay on the stack. */
 static int callback_end(struct codegen *gen, struct ir_function caller, int saved_high)
 {
 	gen->fn.stack_size = gen->stack_high;
-	char *error = NULL;
-	if (regalloc_run(&gen->fn, &error) < 0) {
-		diag_error(gen->sema->diag, gen->fn.loc, "%s", error);
-		free(error);
-		gen->sema->error_count++;
-	}
 	vec_push(&gen->subprograms, gen->fn);
+	vec_push(&gen->callbacks, ((struct callback_info){ .context_reg = -1 }));
 	gen->other_insns += gen->fn.insns.count - caller.insns.count;
 	gen->fn = caller;
 	gen->stack_high = saved_high;
 	return gen->subprograms.count - 1;
 }
 
-/* Calls bpf_for_each_map_elem(map, callback, context, 0); returns r0. */
+/* Calls bpf_for_each_map_elem(map, callback, context, 0); returns r0.
+ * move_frames_to_map finds the context two instructions before the call
+ * (`r3 = v` or `r3 += offset` after `r3 = r10`). */
 static int for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context)
 {
 	ir_ld_map(&gen->fn, BPF_REG_1, map_id);
@@ -1345,6 +1344,7 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	ir_mov_imm(&gen->fn, BPF_REG_0, 1);
 	ir_exit(&gen->fn);
 	int subprogram = callback_end(gen, caller, saved_high);
+	gen->callbacks.items[subprogram] = (struct callback_info){ .context_reg = context, .entry_count = 3 };
 
 	gen->in_callback = was_in_callback;
 	gen->exit_label = saved_exit;
@@ -2245,28 +2245,21 @@ static int frame_map_entry(struct program *program, int frame_size, int *key)
 	return map.id;
 }
 
-/*
- * Moves the probe's frame (every r10-relative byte codegen used: strings,
- * keys, records, scratch variables) into its own entry of a per-CPU array,
- * for programs whose strings (SONDE_MAX_STRLEN=512 or 1024) do not fit the
- * kernel's 512-byte stack; current bpftrace keeps big strings in per-CPU
- * scratch maps too. The IR is rewritten rather than generated differently:
- * every access through r10 goes through a frame pointer `fp` set to the
- * end of the entry, so the negative offsets stay as they are. Helpers accept
- * a map value wherever they accept stack memory, except bpf_for_each_map_elem's
- * context, so a program with callbacks keeps its stack (false). The stack
- * then holds only the entry's key and the register allocator's spills.
- * Per-CPU memory is safe: a program does not nest with itself on a CPU.
- */
-static bool move_frame_to_map(struct codegen *gen)
+/* Moves the instructions from `from` to the end of fn to position `at`. */
+static void ir_move_tail(struct ir_function *fn, int from, int at)
 {
-	int frame_size = round8(gen->stack_high);
-	if (gen->subprograms.count || frame_size > FRAME_MAP_VALUE_MAX)
-		return false;
-	struct ir_function *fn = &gen->fn;
-	int fp = ir_new_vreg(fn);
-	int body_count = fn->insns.count;
-	for (int i = 0; i < body_count; i++) {
+	int tail = fn->insns.count - from, middle = from - at;
+	struct ir_insn *moved = xmalloc(sizeof(*moved) * (tail + middle + 1));
+	memcpy(moved, fn->insns.items + from, sizeof(*moved) * tail);
+	memcpy(moved + tail, fn->insns.items + at, sizeof(*moved) * middle);
+	memcpy(fn->insns.items + at, moved, sizeof(*moved) * (tail + middle));
+	free(moved);
+}
+
+/* Points every r10-relative access of the first `count` instructions at fp. */
+static void frame_redirect(struct ir_function *fn, int count, int fp)
+{
+	for (int i = 0; i < count; i++) {
 		struct ir_insn *insn = &fn->insns.items[i];
 		if (insn->kind != IR_INSN)
 			continue;
@@ -2278,29 +2271,134 @@ static bool move_frame_to_map(struct codegen *gen)
 		else if (class == BPF_ALU64 && BPF_SRC(insn->code) == BPF_X && insn->src == BPF_REG_10)
 			insn->src = fp;
 	}
-	/* the new prologue, appended and then rotated to the front; r1 (the
-	 * context) is kept across the lookup for the old prologue to take */
-	fn->loc = gen->probe->node->loc;
-	int context = ir_new_vreg(fn);
-	ir_mov(fn, context, CTX_REG_ARG);
-	fn->stack_size = 0;
-	gen->stack_high = 0;
-	int key_slot = stack_alloc(gen, 8);
-	int key = 0;
-	int map_id = frame_map_entry(gen->program, frame_size, &key);
-	ir_store_imm(fn, 8, BPF_REG_10, (int16_t)key_slot, key);
-	int entry = map_lookup(gen, map_id, key_slot);
-	ir_mov(fn, fp, entry);
-	ir_jump_if_imm(fn, BPF_JEQ, fp, 0, gen->exit_label);
-	ir_alu_imm(fn, BPF_ADD, fp, frame_size);
-	ir_mov(fn, CTX_REG_ARG, context);
-	int prologue_count = fn->insns.count - body_count;
-	struct ir_insn *rotated = xmalloc(sizeof(*rotated) * fn->insns.count);
-	memcpy(rotated, fn->insns.items + body_count, sizeof(*rotated) * prologue_count);
-	memcpy(rotated + prologue_count, fn->insns.items, sizeof(*rotated) * body_count);
-	memcpy(fn->insns.items, rotated, sizeof(*rotated) * fn->insns.count);
-	free(rotated);
+}
+
+static bool is_for_each_call(const struct ir_insn *insn)
+{
+	return insn->kind == IR_INSN && insn->code == (BPF_JMP | BPF_CALL) &&
+	       insn->imm == BPF_FUNC_for_each_map_elem;
+}
+
+/*
+ * Rewrites gen->fn (its frame of frame_size bytes, or none when 0) for
+ * frames that live in the ".frames" map; entry_count instructions at the
+ * start take the arguments and stay first. In the probe itself (vars_slot
+ * non-zero) the context handed to bpf_for_each_map_elem becomes that stack
+ * slot, which holds the pointer to the probe's variables; in a callback
+ * (context_reg >= 0) the context is that slot's address, so one load gives
+ * the variables, and a nested loop passes the slot on.
+ */
+static void frame_move(struct codegen *gen, int frame_size, int entry_count, int vars_slot,
+		       int context_reg, int fail_label)
+{
+	struct ir_function *fn = &gen->fn;
+	int body_count = fn->insns.count;
+	int fp = ir_new_vreg(fn), slot = context_reg >= 0 ? ir_new_vreg(fn) : -1;
+	if (frame_size)
+		frame_redirect(fn, body_count, fp);
+	for (int i = 2; i < body_count; i++) {
+		struct ir_insn *context = &fn->insns.items[i - 2];
+		if (!is_for_each_call(&fn->insns.items[i]))
+			continue;
+		if (vars_slot && context->code == (BPF_ALU64 | BPF_ADD | BPF_K) && context->dst == BPF_REG_3) {
+			fn->insns.items[i - 3].src = BPF_REG_10;
+			context->imm = vars_slot;
+		} else if (slot >= 0 && context->code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
+			   context->src == context_reg) {
+			context->src = slot;
+		}
+	}
+	if (slot >= 0) {
+		fn->insns.items[entry_count - 1].dst = slot;
+		ir_load(fn, 8, context_reg, slot, 0);
+	}
+	if (frame_size) {
+		int key = 0;
+		int map_id = frame_map_entry(gen->program, frame_size, &key);
+		int key_slot = stack_alloc(gen, 8);
+		ir_store_imm(fn, 8, BPF_REG_10, (int16_t)key_slot, key);
+		ir_mov(fn, fp, map_lookup(gen, map_id, key_slot));
+		ir_jump_if_imm(fn, BPF_JEQ, fp, 0, fail_label);
+		ir_alu_imm(fn, BPF_ADD, fp, frame_size);
+	}
+	if (vars_slot) {
+		int vars = ir_new_vreg(fn);
+		ir_mov(fn, vars, frame_size ? fp : BPF_REG_10);
+		ir_alu_imm(fn, BPF_ADD, vars, gen->vars_base);
+		ir_store(fn, 8, BPF_REG_10, (int16_t)vars_slot, vars);
+	}
+	ir_move_tail(fn, body_count, entry_count);
+}
+
+/*
+ * Moves the probe's frame (every r10-relative byte codegen used: strings,
+ * keys, records, scratch variables) into its own entry of a per-CPU array,
+ * for programs whose strings (SONDE_MAX_STRLEN=512 or 1024) do not fit the
+ * kernel's 512-byte stack; current bpftrace keeps big strings in per-CPU
+ * scratch maps too. The IR is rewritten rather than generated differently:
+ * every access through r10 goes through a frame pointer `fp` set to the
+ * end of the entry, so the negative offsets stay as they are. Each callback
+ * with a frame gets an entry of its own the same way. Helpers accept a map
+ * value wherever they accept stack memory, except bpf_for_each_map_elem's
+ * context (ARG_PTR_TO_STACK_OR_NULL): there the probe passes an 8-byte
+ * stack slot holding the pointer to its variables, and callbacks load it.
+ * The stack then holds only the entries' keys, that slot and the register
+ * allocator's spills. Per-CPU memory is safe: a program does not nest with
+ * itself on a CPU, and a callback runs one element at a time.
+ */
+static bool move_frames_to_map(struct codegen *gen)
+{
+	int main_size = round8(gen->stack_high);
+	if (main_size > FRAME_MAP_VALUE_MAX)
+		return false;
+	for (int i = 0; i < gen->subprograms.count; i++)
+		if (round8(gen->subprograms.items[i].stack_size) > FRAME_MAP_VALUE_MAX)
+			return false;
+	struct ir_function probe_fn = gen->fn;
+	for (int i = 0; i < gen->subprograms.count; i++) {
+		struct callback_info *info = &gen->callbacks.items[i];
+		gen->fn = gen->subprograms.items[i];
+		int frame_size = round8(gen->fn.stack_size);
+		gen->fn.stack_size = gen->stack_high = 0;
+		int fail_label = ir_new_label(&gen->fn);
+		frame_move(gen, frame_size, info->entry_count, 0, info->context_reg, fail_label);
+		if (frame_size) { /* no entry to work in: skip the element */
+			ir_label(&gen->fn, fail_label);
+			ir_mov_imm(&gen->fn, BPF_REG_0, 0);
+			ir_exit(&gen->fn);
+		}
+		gen->fn.stack_size = gen->stack_high;
+		gen->subprograms.items[i] = gen->fn;
+	}
+	gen->fn = probe_fn;
+	gen->fn.loc = gen->probe->node->loc;
+	gen->fn.stack_size = gen->stack_high = 0;
+	int vars_slot = gen->subprograms.count ? stack_alloc(gen, 8) : 0;
+	/* the first instruction takes the probe's context from r1 */
+	frame_move(gen, main_size, 1, vars_slot, -1, gen->exit_label);
+	gen->fn.stack_size = gen->stack_high;
 	return true;
+}
+
+/* The deepest frame of the probe and its callbacks. */
+static int deepest_frame(const struct codegen *gen)
+{
+	int deepest = gen->fn.stack_size;
+	for (int i = 0; i < gen->subprograms.count; i++)
+		if (gen->subprograms.items[i].stack_size > deepest)
+			deepest = gen->subprograms.items[i].stack_size;
+	return deepest;
+}
+
+/* Allocates the registers of the probe (function 0) and its callbacks;
+ * on failure *failed says which function failed. */
+static int allocate_all(struct codegen *gen, char **error, int *failed)
+{
+	for (*failed = 0; *failed <= gen->subprograms.count; ++*failed)
+		if (regalloc_run(*failed ? &gen->subprograms.items[*failed - 1] : &gen->fn, error) < 0)
+			return -1;
+	*failed = 0;
+	return 0;
 }
 
 /* A copy of fn's instructions, to retry register allocation with. */
@@ -2330,30 +2428,38 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		ir_print(dump, &gen.fn);
 	}
 	char *error = NULL;
-	/* a frame past the stack moves to a per-CPU map; the IR is kept to
+	/* frames past the stack move to a per-CPU map; the IR is kept to
 	 * retry with in case the stack alone is what failed */
-	bool may_move = !gen.too_large && gen.stack_high > 256 && !gen.subprograms.count;
-	struct ir_function kept = may_move ? ir_function_copy(&gen.fn) : (struct ir_function){ 0 };
-	int result = gen.too_large ? 0 : regalloc_run(&gen.fn, &error);
-	if (result < 0 && may_move && gen.fn.stack_size > 512) {
-		ir_free(&gen.fn);
-		gen.fn = kept;
-		kept = (struct ir_function){ 0 };
+	int count = gen.subprograms.count + 1, failed = 0;
+	bool may_move = !gen.too_large && deepest_frame(&gen) > 256;
+	struct ir_function *kept = xcalloc(count, sizeof(*kept));
+	for (int i = 0; may_move && i < count; i++)
+		kept[i] = ir_function_copy(i ? &gen.subprograms.items[i - 1] : &gen.fn);
+	int result = gen.too_large ? 0 : allocate_all(&gen, &error, &failed);
+	int failed_stack = failed ? gen.subprograms.items[failed - 1].stack_size : gen.fn.stack_size;
+	if (result < 0 && may_move && failed_stack > 512) {
+		for (int i = 0; i < count; i++) {
+			struct ir_function *fn = i ? &gen.subprograms.items[i - 1] : &gen.fn;
+			ir_free(fn);
+			*fn = kept[i];
+			kept[i] = (struct ir_function){ 0 };
+		}
 		gen.stack_high = gen.fn.stack_size;
-		if (move_frame_to_map(&gen)) {
+		if (move_frames_to_map(&gen)) {
 			free(error);
 			error = NULL;
-			gen.fn.stack_size = gen.stack_high;
 			if (dump) {
 				fprintf(dump, "IR for %s, its frame moved to a per-CPU map:\n", point->name);
 				ir_print(dump, &gen.fn);
 			}
-			result = regalloc_run(&gen.fn, &error);
+			result = allocate_all(&gen, &error, &failed);
 		}
 	}
-	ir_free(&kept);
+	for (int i = 0; i < count; i++)
+		ir_free(&kept[i]);
+	free(kept);
+	struct src_loc failed_at = failed ? gen.subprograms.items[failed - 1].loc : probe->node->loc;
 	if (result == 0 && !gen.too_large) {
-		int count = gen.subprograms.count + 1;
 		struct ir_function *functions = xcalloc(count, sizeof(*functions));
 		functions[0] = gen.fn;
 		for (int i = 0; i < gen.subprograms.count; i++)
@@ -2367,8 +2473,9 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		ir_free(&gen.subprograms.items[i]);
 	free(gen.subprograms.items);
 	ir_free(&gen.fn);
+	free(gen.callbacks.items);
 	if (result < 0) {
-		diag_error(diag, probe->node->loc, "%s", error);
+		diag_error(diag, failed_at, "%s", error);
 		free(error);
 		return -1;
 	}

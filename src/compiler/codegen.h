@@ -28,6 +28,12 @@ struct loop_labels {
 	int continue_label;
 };
 
+/* What moving frames off the stack needs to know about a callback. */
+struct callback_info {
+	int context_reg;           /* vreg taking the caller's variables pointer from r4, or -1 */
+	int entry_count;           /* leading instructions that take the arguments r2-r4 */
+};
+
 struct codegen {
 	struct ir_function fn;
 	struct sema *sema;
@@ -40,6 +46,7 @@ struct codegen {
 	struct node *assign_target;/* the map an aggregation call is assigned to */
 	VEC(struct loop_labels) loops;
 	VEC(struct ir_function) subprograms; /* callbacks of for-map loops and len() */
+	VEC(struct callback_info) callbacks; /* one per subprogram */
 	/* Inside a callback the probe's scratch variables live in the caller's
 	 * frame and are reached through the callback's context pointer. */
 	int pid_tgid_reg;          /* bpf_get_current_pid_tgid() taken once in the prologue, or -1 */
