@@ -1,0 +1,39 @@
+/*
+ * Folded stacks: the text form of a sampled profile that flame graphs are
+ * drawn from, one line a stack, `outermost;...;innermost COUNT`, as Brendan
+ * Gregg's stackcollapse scripts write it (and flamegraph.pl, speedscope and
+ * inferno read it).
+ *
+ * A folded_set is a bag of such stacks with their counts. It is filled by
+ * the runtime from a stack map (print_folded(), --svg), or parsed from text:
+ * folded lines, bpftrace's (and sonde's) `@[kstack, ustack, comm]: N` map
+ * output, or `perf script` output; folded_parse() tells which by looking.
+ */
+#ifndef SONDE_FOLDED_H
+#define SONDE_FOLDED_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "../common/util.h"
+
+struct folded_stack {
+	char *frames;       /* "comm;outermost;...;innermost", owned */
+	uint64_t count;
+};
+
+struct folded_set {
+	VEC(struct folded_stack) stacks;
+};
+
+/* Adds count samples of the stack (frames as in struct folded_stack);
+ * the same stack added twice keeps one entry with the counts summed. */
+void folded_add(struct folded_set *set, const char *frames, uint64_t count);
+/* Parses text in any of the three forms above, adding to set. 0, or -EINVAL
+ * with *error set to one sentence naming the line at fault. */
+int folded_parse(struct folded_set *set, const char *text, size_t length, char **error);
+/* Appends the set as folded lines, sorted by stack, to out. */
+void folded_write(const struct folded_set *set, struct strbuf *out);
+void folded_free(struct folded_set *set);
+
+#endif
