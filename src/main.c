@@ -71,6 +71,7 @@ struct cli {
 	int macro_count;
 	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
 	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
+	uint32_t stack_storage_size; /* a tool's --stack-storage-size; 0 = SONDE_STACK_STORAGE_SIZE */
 };
 
 static const char usage_text[] =
@@ -102,7 +103,8 @@ static const char usage_text[] =
 	"environment:\n"
 	"  SONDE_MAX_STRLEN     bytes of a string value (default 64, at most 1024)\n"
 	"  SONDE_RINGBUF_SIZE   bytes of the event ring buffer (default 1m; power of two)\n"
-	"  SONDE_MAX_MAP_ENTRIES entries of each map (default 4096, at most 16777216)\n";
+	"  SONDE_MAX_MAP_ENTRIES entries of each map (default 4096, at most 16777216)\n"
+	"  SONDE_STACK_STORAGE_SIZE stacks each stack map holds (default 16384)\n";
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -284,24 +286,25 @@ static int parse_max_strlen(int *max_strlen, int preferred)
 }
 
 /* Strict, like SONDE_MAX_STRLEN: "1k", "0x10", "-1" or a value past the
- * limit is a mistake to report, not a default to fall back to silently. */
-static int parse_max_map_entries(uint32_t *entries)
+ * limit is a mistake to report, not a default to fall back to silently.
+ * An unset variable leaves *value 0 (the default). */
+static int parse_env_count(const char *name, long long limit, uint32_t *value)
 {
-	const char *text = getenv("SONDE_MAX_MAP_ENTRIES");
+	const char *text = getenv(name);
 	char *end;
-	long long value;
+	long long number;
 
-	*entries = 0;
+	*value = 0;
 	if (!text || !*text)
 		return 0;
 	errno = 0;
-	value = strtoll(text, &end, 10);
-	if (errno || *end || end == text || value < 1 || value > MAX_MAP_ENTRIES_LIMIT) {
-		fprintf(stderr, "sonde: SONDE_MAX_MAP_ENTRIES must be a number from 1 to %d, "
-			"not '%s'\n", MAX_MAP_ENTRIES_LIMIT, text);
+	number = strtoll(text, &end, 10);
+	if (errno || *end || end == text || number < 1 || number > limit) {
+		fprintf(stderr, "sonde: %s must be a number from 1 to %lld, not '%s'\n", name, limit,
+			text);
 		return -1;
 	}
-	*entries = (uint32_t)value;
+	*value = (uint32_t)number;
 	return 0;
 }
 
@@ -579,6 +582,10 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	cli.macro_count = run.macros.count;
 	cli.watch_pid = run.watch_pid;
 	cli.max_strlen = run.header.max_strlen;
+	/* a tool sizes its stack map with an int option of this macro */
+	for (int i = 0; i < run.macros.count; i++)
+		if (strcmp(run.macros.items[i].name, "STACK_STORAGE_SIZE") == 0)
+			cli.stack_storage_size = (uint32_t)strtoul(run.macros.items[i].body, NULL, 10);
 	main_verbose_level = cli.verbose;
 	if (!have_privileges()) {
 		tool_run_free(&run);
@@ -654,11 +661,12 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	pid_t target_pid = 0, child_pid = 0;
 	int release_fd = -1;
 	int max_strlen;
-	uint32_t max_map_entries;
+	uint32_t max_map_entries, stack_storage_size;
 	int status = 1;
 
 	if (parse_max_strlen(&max_strlen, cli.max_strlen) < 0 ||
-	    parse_max_map_entries(&max_map_entries) < 0 ||
+	    parse_env_count("SONDE_MAX_MAP_ENTRIES", MAX_MAP_ENTRIES_LIMIT, &max_map_entries) < 0 ||
+	    parse_env_count("SONDE_STACK_STORAGE_SIZE", MAX_MAP_ENTRIES_LIMIT, &stack_storage_size) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
 		return 1;
@@ -693,6 +701,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;
+	compile_options.stack_storage_size = cli.stack_storage_size ? cli.stack_storage_size
+								    : stack_storage_size;
 	compile_options.dump = cli.dump ? stderr : NULL;
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;

@@ -63,6 +63,7 @@ struct event_loop {
 	uint64_t *lost_values;       /* one per possible CPU */
 	uint64_t lost_reported;      /* sum already reported */
 	uint64_t refused_reported;   /* map updates refused (full maps), already reported */
+	uint64_t stacks_reported;    /* stacks the stack map could not take, already reported */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
@@ -429,6 +430,23 @@ void event_loop_free(struct event_loop *loop)
 	free(loop);
 }
 
+/* How much a counting slot of the .lost map grew since *reported (CPUs
+ * summed), moving *reported up to it; 0 when it did not or cannot be read. */
+static uint64_t events_slot_growth(struct event_loop *loop, uint32_t slot, uint64_t *reported)
+{
+	uint64_t total = 0;
+
+	if (bpf_map_lookup_elem(loop->lost_fd, &slot, loop->lost_values) != 0)
+		return 0;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+		total += loop->lost_values[cpu];
+	if (total <= *reported)
+		return 0;
+	uint64_t growth = total - *reported;
+	*reported = total;
+	return growth;
+}
+
 /* Divisions by zero, counted per site by the programs: the first one at a
  * site is a located warning; at exit, a site that saw more says how many. */
 static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
@@ -487,18 +505,17 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 		fprintf(stderr, "Lost %llu events in total\n", (unsigned long long)total);
 
 	/* slot 1: map updates the kernel refused because the map was full */
-	key = 1;
-	uint64_t refused = 0;
-	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
-		return;
-	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-		refused += loop->lost_values[cpu];
-	if (refused > loop->refused_reported) {
+	const char *entries = getenv("SONDE_MAX_MAP_ENTRIES");
+	uint64_t more = events_slot_growth(loop, 1, &loop->refused_reported);
+	if (more)
 		fprintf(stderr, "Lost %llu map updates: a map is full (raise SONDE_MAX_MAP_ENTRIES, "
-			"now %s)\n", (unsigned long long)(refused - loop->refused_reported),
-			getenv("SONDE_MAX_MAP_ENTRIES") ? getenv("SONDE_MAX_MAP_ENTRIES") : "4096");
-		loop->refused_reported = refused;
-	}
+			"now %s)\n", (unsigned long long)more, entries ? entries : "4096");
+	const char *stacks = getenv("SONDE_STACK_STORAGE_SIZE");
+	more = events_slot_growth(loop, LOST_SLOT_STACKS, &loop->stacks_reported);
+	if (more)
+		fprintf(stderr, "Lost %llu stacks: the stack map is full or a hash bucket was taken "
+			"(raise --stack-storage-size or SONDE_STACK_STORAGE_SIZE, now %s)\n",
+			(unsigned long long)more, stacks ? stacks : "16384");
 }
 
 /* exit()'s map slot (LOST_SLOT_EXIT): code * 2 + 1 on a CPU that called it.
