@@ -106,7 +106,14 @@ enum event_kind {
 	EVENT_PRINT_LOG2_HIST,   /* map_id, unit; format labels each key's histogram */
 	EVENT_PRINT_LINEAR_HIST, /* the same for lhist() maps */
 	EVENT_PRINT_TOP,   /* map_id, top, format; extra_map_ids give further columns */
+	EVENT_PRINT_STACKS, /* map_id, stack_style: a map keyed by stacks as folded lines
+			     * or BCC's stack blocks */
 };
+
+/* print_stacks()' layout (event_desc.stack_style): bits. */
+#define STACK_STYLE_FOLDED 1   /* `comm;outermost;...;innermost count` lines */
+#define STACK_STYLE_ANNOTATE 2 /* kernel frames get a `_[k]` suffix (folded) */
+#define STACK_STYLE_DELIMIT 4  /* "-" ("--" in blocks) between user and kernel frames */
 
 enum arg_conversion {
 	ARG_PLAIN,     /* print the value as its type says */
@@ -137,6 +144,7 @@ struct event_desc {
 	char *trailer;              /* PRINT_*_HIST: text after each labelled histogram */
 	int *extra_map_ids;         /* PRINT_TOP: maps whose values for the same key follow */
 	int extra_map_count;
+	int stack_style;            /* PRINT_STACKS: STACK_STYLE_* bits */
 	struct src_loc loc;         /* the call, for runtime messages */
 };
 

@@ -2105,6 +2105,7 @@ static struct value send_map_print(struct codegen *gen, struct node *call)
 struct value generate_print_log2_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 struct value generate_print_linear_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 struct value generate_print_top(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+struct value generate_print_stacks(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 
 static int count_pid_reads(const struct node *node)
 {

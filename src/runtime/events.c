@@ -376,6 +376,11 @@ static int events_handle(void *context, void *data, size_t size)
 		if (map && map->fd >= 0)
 			print_tool_top(&loop->output, loop->program, event);
 		break;
+	case EVENT_PRINT_STACKS:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			print_tool_stacks(&loop->output, map, event);
+		break;
 	}
 	/* A ring that refills as fast as it drains would otherwise keep
 	 * ring_buffer__poll() busy for ever. */

@@ -47,6 +47,9 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 			  const struct event_desc *event);
 int print_tool_top(const struct output *out, const struct program *program,
 		   const struct event_desc *event);
+/* print_stacks(): BCC's stack blocks or folded lines (stackprint.c). */
+int print_tool_stacks(const struct output *out, const struct map_desc *map,
+		      const struct event_desc *event);
 /* The values of a row (a record laid out as event->args says) as JSON
  * fields named by event->field_names: "a": 1, "b": "x" (no braces). */
 void format_json_fields(struct strbuf *sb, const struct event_desc *event, const void *record);
