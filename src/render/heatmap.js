@@ -1,0 +1,1 @@
+// heat map script: to come
