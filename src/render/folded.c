@@ -213,25 +213,34 @@ static bool folded_all_hex(const char *text, size_t length)
 	return true;
 }
 
-/* Appends one frame's name: the offset stripped, a bare address or nothing
- * at all shown as "[unknown]", and ';' (the separator) made ':'. */
+/* Appends a name to the stack: ';' is the separator, so one inside a name
+ * becomes ':'. */
+static void folded_put_name(struct strbuf *out, const char *text, size_t length)
+{
+	folded_trim(&text, &length);
+	if (out->length)
+		strbuf_putc(out, ';');
+	for (size_t i = 0; i < length; i++)
+		strbuf_putc(out, text[i] == ';' ? ':' : text[i]);
+}
+
+/* Appends one frame: the offset stripped, and an address that names no
+ * symbol ("0x7f3a...", as bpftrace prints one) or nothing at all shown as
+ * "[unknown]". */
 static void folded_put_frame(struct strbuf *out, const char *text, size_t length)
 {
 	const char *plus;
 
 	folded_trim(&text, &length);
 	plus = length ? memrchr(text, '+', length) : NULL;
-	if (plus && plus > text && (plus[1] == '0' || isdigit((unsigned char)plus[1])) &&
+	if (plus && plus > text && isdigit((unsigned char)plus[1]) &&
 	    folded_all_hex(plus + 1, length - (size_t)(plus + 1 - text)))
 		length = (size_t)(plus - text);
-	if (out->length)
-		strbuf_putc(out, ';');
-	if (!length || folded_all_hex(text, length)) {
-		strbuf_puts(out, "[unknown]");
-		return;
-	}
-	for (size_t i = 0; i < length; i++)
-		strbuf_putc(out, text[i] == ';' ? ':' : text[i]);
+	if (!length || (length > 2 && text[0] == '0' && text[1] == 'x' &&
+			folded_all_hex(text, length)))
+		folded_put_name(out, "[unknown]", 9);
+	else
+		folded_put_name(out, text, length);
 }
 
 /* ---- folded lines ---- */
@@ -323,7 +332,7 @@ static void folded_put_perf_comm(struct strbuf *out, const char *text, size_t le
 			break;
 		}
 	}
-	folded_put_frame(out, text, comm_end);
+	folded_put_name(out, text, comm_end);
 }
 
 struct folded_frames {
@@ -527,7 +536,7 @@ static void folded_add_entry(struct folded_set *set, const struct folded_entry *
 			bool is_kernel = j < 64 && (kernel >> j & 1);
 
 			if (pass == 0 && !element->stack)
-				folded_put_frame(stack, element->text, element->length);
+				folded_put_name(stack, element->text, element->length);
 			/* user frames before kernel frames, each outermost first */
 			if (element->stack && (pass == 1) == !is_kernel && pass > 0)
 				folded_put_reversed(stack, &element->frames, folded_put_frame);
