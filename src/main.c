@@ -35,6 +35,7 @@
 #include "kernel/btf.h"
 #include "kernel/features.h"
 #include "probes/provider.h"
+#include "render/commands.h"
 #include "runtime/runtime.h"
 #include "toolkit/tool.h"
 
@@ -80,6 +81,9 @@ static const char usage_text[] =
 	"       sonde [options] - [args...]       (program read from stdin)\n"
 	"       sonde -l [-v] [pattern]\n"
 	"       sonde TOOL [tool options]        (sonde tools lists them)\n"
+	"       sonde flamegraph [options] [FILE]\n"
+	"                                        (stacks drawn as an SVG flame graph)\n"
+	"       sonde heatmap [options] [FILE]   (JSON histograms drawn as a heat map)\n"
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
 	"program are its positional parameters $1..$N.\n"
@@ -611,6 +615,23 @@ static void hold_standard_fds(void)
 	}
 }
 
+static int tools_command(int argc, char **argv)
+{
+	tool_print_list(stdout);
+	return 0;
+}
+
+/* `sonde WORD ...` for words that are commands of their own rather than
+ * programs or tools; each gets the words from WORD on. */
+static const struct subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} subcommands[] = {
+	{ "tools", tools_command },
+	{ "flamegraph", flamegraph_command },
+	{ "heatmap", heatmap_command },
+};
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
@@ -622,9 +643,9 @@ int main(int argc, char **argv)
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
 		return run_tool(tool, argc, argv);
-	if (argc > 1 && strcmp(argv[1], "tools") == 0) {
-		tool_print_list(stdout);
-		return 0;
+	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		if (strcmp(argv[1], subcommands[i].name) == 0)
+			return subcommands[i].run(argc - 1, argv + 1);
 	}
 	if (argc > 1 && (tool = tool_find(argv[1])))
 		return run_tool(tool, argc - 1, argv + 1);
