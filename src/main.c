@@ -73,6 +73,7 @@ struct cli {
 	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
 	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
 	uint32_t stack_storage_size; /* a tool's --stack-storage-size; 0 = SONDE_STACK_STORAGE_SIZE */
+	struct picture_request picture; /* a tool's --svg / --heatmap */
 };
 
 static const char usage_text[] =
@@ -586,6 +587,28 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	cli.macro_count = run.macros.count;
 	cli.watch_pid = run.watch_pid;
 	cli.max_strlen = run.header.max_strlen;
+	if (run.picture_path) {
+		/* the picture is written at the end: a path that cannot be is
+		 * said now, not after the tracing */
+		char *directory = xstrdup(run.picture_path);
+		char *slash = strrchr(directory, '/');
+		if (slash)
+			slash[slash == directory ? 1 : 0] = '\0';
+		bool writable = access(slash ? directory : ".", W_OK) == 0;
+		free(directory);
+		if (!writable) {
+			fprintf(stderr, "%s: cannot write --%s %s: %s\n", tool->name,
+				strcmp(run.header.picture_kind, "flamegraph") == 0 ? "svg" : "heatmap",
+				run.picture_path, strerror(errno));
+			tool_run_free(&run);
+			return 1;
+		}
+		cli.picture.kind = strcmp(run.header.picture_kind, "flamegraph") == 0
+					   ? PICTURE_FLAMEGRAPH : PICTURE_HEATMAP;
+		cli.picture.path = run.picture_path;
+		cli.picture.title = run.header.picture_title;
+		cli.picture.count_name = run.header.picture_count_name;
+	}
 	/* a tool sizes its stack map with an int option of this macro */
 	for (int i = 0; i < run.macros.count; i++)
 		if (strcmp(run.macros.items[i].name, "STACK_STORAGE_SIZE") == 0)
@@ -753,6 +776,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.child_release_fd = release_fd;
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	runtime_options.no_exit_maps = cli.tool;
+	runtime_options.picture = cli.picture;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:

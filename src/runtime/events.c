@@ -39,6 +39,7 @@
 
 /* bpftrace's default for cat(): print at most this much of a file. */
 #define EVENTS_CAT_MAX_BYTES 10240
+#define EVENTS_STACKS_REPORT_NS 5000000000ull
 #define EVENTS_LOST_INTERVAL_NS 100000000ull
 /* Longest a poll may spend handling records before returning to the caller
  * (which must notice Ctrl-C and the end of the -c child). */
@@ -51,6 +52,7 @@ struct event_loop {
 	struct program *program;
 	const struct runtime_options *options;
 	struct output output;
+	struct picture picture;      /* --svg / --heatmap: output.picture points here */
 	struct ring_buffer *ring;
 	struct strbuf text;          /* reused for every formatted record */
 	bool exit_requested;
@@ -64,6 +66,7 @@ struct event_loop {
 	uint64_t lost_reported;      /* sum already reported */
 	uint64_t refused_reported;   /* map updates refused (full maps), already reported */
 	uint64_t stacks_reported;    /* stacks the stack map could not take, already reported */
+	uint64_t stacks_report_ns;   /* when they were last reported */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
@@ -400,6 +403,10 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 	loop->options = options;
 	loop->output.file = out;
 	loop->output.json = options->json;
+	if (options->picture.kind != PICTURE_NONE) {
+		loop->picture.request = options->picture;
+		loop->output.picture = &loop->picture;
+	}
 	loop->lost_fd = -1;
 	strbuf_init(&loop->text);
 	cpus = libbpf_num_possible_cpus();
@@ -432,6 +439,7 @@ void event_loop_free(struct event_loop *loop)
 	strbuf_free(&loop->text);
 	free(loop->lost_values);
 	free(loop->zero_divisions);
+	picture_free(&loop->picture);
 	free(loop);
 }
 
@@ -515,8 +523,14 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	if (more)
 		fprintf(stderr, "Lost %llu map updates: a map is full (raise SONDE_MAX_MAP_ENTRIES, "
 			"now %s)\n", (unsigned long long)more, entries ? entries : "4096");
+	/* a profile can lose stacks at every sample: one line every few
+	 * seconds, and the last at exit */
+	if (!at_exit && now - loop->stacks_report_ns < EVENTS_STACKS_REPORT_NS)
+		return;
 	const char *stacks = getenv("SONDE_STACK_STORAGE_SIZE");
 	more = events_slot_growth(loop, LOST_SLOT_STACKS, &loop->stacks_reported);
+	if (more)
+		loop->stacks_report_ns = now;
 	if (more)
 		fprintf(stderr, "Lost %llu stacks: the stack map is full or a hash bucket was taken "
 			"(raise --stack-storage-size or SONDE_STACK_STORAGE_SIZE, now %s)\n",

@@ -14,7 +14,8 @@
  *    innermost first on its own line, then a `-  comm (pid)` line made of
  *    the other fields, then the count; blocks sorted by count, the biggest
  *    last, where a terminal leaves it in view.
- * Frames are function names without offsets; one that cannot be named is
+ * With --svg, the folded stacks become a flame graph in that file instead
+ * (picture.c). Frames are function names without offsets; one that cannot be named is
  * `[unknown]`. A stack the kernel could not take (its id an error other
  * than -EFAULT, which only says there was no stack of that kind) is shown
  * as `[Missed Kernel Stack]` / `[Missed User Stack]`.
@@ -216,6 +217,17 @@ int print_tool_stacks(const struct output *out, const struct map_desc *map,
 	bool folded = event->stack_style & STACK_STYLE_FOLDED;
 	if (!folded)
 		qsort(entries, count, sizeof(*entries), compare_count);
+
+	if (out->picture && out->picture->request.kind == PICTURE_FLAMEGRAPH) {
+		struct folded_set set = { 0 };
+		for (int i = 0; i < count; i++) {
+			folded_add(&set, entries[i].folded, entries[i].count);
+			stack_entry_free(&entries[i]);
+		}
+		picture_flamegraph(out->picture, &set);
+		folded_free(&set);
+		count = 0;
+	}
 
 	struct strbuf sb;
 	strbuf_init(&sb);

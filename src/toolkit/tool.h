@@ -83,6 +83,12 @@ struct tool_header {
 	VEC(struct tool_note) fields;
 	VEC(struct tool_note) requirements;  /* `requires:` a path that must exist, and the sentence if not */
 	char *overhead;             /* NULL if not stated */
+	/* `picture: flamegraph | TITLE | COUNT NAME` or `picture: heatmap | TITLE`:
+	 * the tool also takes --svg FILE or --heatmap FILE (an option of macro
+	 * PICTURE_FILE) and draws that picture of what it prints */
+	char *picture_kind;         /* "flamegraph", "heatmap" or NULL */
+	char *picture_title;
+	char *picture_count_name;
 	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
 };
 
@@ -98,6 +104,7 @@ struct tool_run {
 	bool man;                   /* print the man page and stop */
 	int verbose;
 	pid_t watch_pid;            /* the tool ends when this process does; 0 = none */
+	char *picture_path;         /* --svg/--heatmap FILE; NULL if not given */
 };
 
 const struct tool *tool_find(const char *name);
