@@ -252,11 +252,11 @@ int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
 		}
 	}
 	/* Sort this object's symbols by name and drop repeated names. */
-	struct elf_symbol *mine = out->items + collector.first;
 	int count = out->count - collector.first, kept = 0;
 
 	if (count <= 0)
-		return 0;
+		return 0; /* (and items may be NULL: no pointer arithmetic on it) */
+	struct elf_symbol *mine = out->items + collector.first;
 	qsort(mine, (size_t)count, sizeof(*mine), compare_symbols);
 	for (int i = 0; i < count; i++) {
 		if (kept > 0 && strcmp(mine[kept - 1].name, mine[i].name) == 0) {
