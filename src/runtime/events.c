@@ -22,6 +22,10 @@
  *    while events flow and once more at exit, and every increase is
  *    reported, so nothing disappears silently.
  *
+ * A process-seen record (a process whose user stacks or symbols will be
+ * printed, sent the first time it takes one) is handled before anything
+ * else, even after exit(): its maps are read at once, while it still runs.
+ *
  * Output is flushed once per batch of records, not per record: prompt for a
  * reader at the other end of a pipe, cheap when thousands arrive at once.
  */
