@@ -165,6 +165,32 @@ static uint64_t kallsyms_address(const char *wanted, uint64_t *next)
 	return found;
 }
 
+/* The first function symbol of a loaded module (modules, or the pseudo
+ * module [__builtin__ftrace] of ftrace's trampolines), named with it. */
+static void test_kernel_real_module(void)
+{
+	FILE *file = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], module[128];
+	unsigned long long address = 0;
+	char kind;
+	bool found = false;
+
+	while (file && !found && fgets(line, sizeof(line), file))
+		found = sscanf(line, "%llx %c %255s [%127[^]]]", &address, &kind, name, module) == 4 &&
+			address != 0 && (kind == 't' || kind == 'T');
+	if (file)
+		fclose(file);
+	if (!found) {
+		skip("kernel_real_module", "no module function in /proc/kallsyms");
+		return;
+	}
+	struct symbol_lookup symbol;
+	int err = symbols_kernel(address, &symbol);
+	check_true("kernel_real_module", err == 0 && strcmp(symbol.name, name) == 0 &&
+		   symbol.module && strcmp(symbol.module, module) == 0,
+		   err ? "no symbol" : symbol.name);
+}
+
 static void test_kernel_real(void)
 {
 	uint64_t next;
@@ -176,6 +202,10 @@ static void test_kernel_real(void)
 		return;
 	}
 	check_text("kernel_real_vfs_read", kernel_text(address), "vfs_read+0");
+	struct symbol_lookup symbol;
+	check_true("kernel_real_image_no_module", symbols_kernel(address, &symbol) == 0 &&
+		   symbol.module == NULL, "vfs_read has a module");
+	test_kernel_real_module();
 	if (next > address + 5)
 		check_text("kernel_real_vfs_read_offset", kernel_text(address + 5), "vfs_read+5");
 }
