@@ -4,7 +4,7 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen
-LDLIBS  := -lbpf -lelf -lz
+LDLIBS  := -lbpf -lelf -lz -liberty
 PREFIX  ?= /usr/local
 
 SRCS     := $(sort $(wildcard src/*.c src/*/*.c))

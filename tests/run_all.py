@@ -655,9 +655,10 @@ def run_parallel(jobs, items, work):
 
 def run_runtime(report, args, binaries, testing_bpftrace):
     cases = load_cases(report)
-    for source in sorted(glob.glob(os.path.join(TESTS, "tools", "*.c"))):
+    for source in sorted(glob.glob(os.path.join(TESTS, "tools", "*.c")) +
+                         glob.glob(os.path.join(TESTS, "tools", "*.cpp"))):
         try:
-            build_tool(os.path.basename(source)[:-2])
+            build_tool(os.path.splitext(os.path.basename(source))[0])
         except (subprocess.CalledProcessError, OSError) as error:
             report.result("FAIL", "runtime: build " + source, str(error))
     if args.filter:
@@ -865,13 +866,17 @@ def special_kill(sonde, testing_bpftrace):
 
 
 def build_tool(name, directory="tools", flags=()):
-    """Compiles tests/DIRECTORY/NAME.c to build/tests/tools/NAME if it is stale."""
+    """Compiles tests/DIRECTORY/NAME.c (or NAME.cpp, with the C++ compiler) to
+    build/tests/tools/NAME if it is stale."""
     source = os.path.join(TESTS, directory, name + ".c")
+    compiler = "cc"
+    if not os.path.exists(source) and os.path.exists(source + "pp"):
+        source, compiler = source + "pp", "c++"
     binary = os.path.join(TOOLS_BUILD, name)
     if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
         return binary
     os.makedirs(TOOLS_BUILD, exist_ok=True)
-    subprocess.run(["cc", "-O2", "-Wall"] + list(flags) + ["-o", binary, source], check=True)
+    subprocess.run([compiler, "-O2", "-Wall"] + list(flags) + ["-o", binary, source], check=True)
     return binary
 
 

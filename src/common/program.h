@@ -58,6 +58,17 @@ enum map_role {
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
 	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
 	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */
+	MAP_ROLE_PIDS,     /* LRU_HASH: struct seen_process -> u64 0, the processes
+			    * whose user stacks or symbols the runtime has been
+			    * told about (EVENT_PROCESS_SEEN) */
+};
+
+/* Key of the MAP_ROLE_PIDS map. The name is part of it because exec keeps
+ * the pid but replaces the maps, and almost always the name too. */
+struct seen_process {
+	uint32_t pid;
+	uint32_t zero;
+	char comm[16];
 };
 
 /* exit()'s own path to the runtime, in the MAP_ROLE_LOST map: a control
@@ -108,6 +119,8 @@ enum event_kind {
 	EVENT_PRINT_TOP,   /* map_id, top, format; extra_map_ids give further columns */
 	EVENT_PRINT_STACKS, /* map_id, stack_style: a map keyed by stacks as folded lines
 			     * or BCC's stack blocks */
+	EVENT_PROCESS_SEEN,/* args[0]: a pid whose user addresses will need names:
+			    * the runtime reads its maps while it is alive */
 };
 
 /* print_stacks()' layout (event_desc.stack_style): bits. */
@@ -182,6 +195,8 @@ struct program {
 	int lost_map_id;
 	int config_map_id;
 	int scratch_map_id;
+	int pids_map_id;            /* MAP_ROLE_PIDS, -1 when nothing user-space is symbolized */
+	int process_seen_event;     /* index of the EVENT_PROCESS_SEEN event, -1 likewise */
 };
 
 /* The stack map holding stacks of `depth` frames (MAP_ROLE_STACKS maps have

@@ -1722,6 +1722,37 @@ struct value generate_len(struct codegen *gen, struct node *call)
 	return value_reg(count, call->type);
 }
 
+/*
+ * A process is named by reading its maps, which must happen while it is
+ * alive, not when the stack is printed. So the first time a (pid, name)
+ * takes a user stack or symbol, the runtime is sent its pid and reads it at
+ * once; the LRU map remembers who was announced, so an event of a known
+ * process costs one lookup. The map is updated only once the record is in
+ * the ring: a full ring means the next event announces it again.
+ */
+static void announce_process(struct codegen *gen, int pid)
+{
+	int key = stack_alloc(gen, sizeof(struct seen_process));
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)key, pid);
+	struct helper_arg comm_args[2] = { ARG_STACK(key + 8), ARG_IMM(16) };
+	call_helper(gen, BPF_FUNC_get_current_comm, comm_args, 2);
+	int known = map_lookup(gen, gen->program->pids_map_id, key);
+	int done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JNE, known, 0, done);
+
+	int record = stack_alloc(gen, 16);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, gen->program->process_seen_event);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + 8), pid);
+	int sent = output_record(gen, ARG_STACK(record), 16);
+	ir_jump_if_imm(&gen->fn, BPF_JNE, sent, 0, done);
+	int value = stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)value, 0);
+	struct helper_arg update_args[4] = { ARG_MAP(gen->program->pids_map_id), ARG_STACK(key),
+					     ARG_STACK(value), ARG_IMM(BPF_ANY) };
+	call_helper(gen, BPF_FUNC_map_update_elem, update_args, 4);
+	ir_label(&gen->fn, done);
+}
+
 /* User addresses are symbolized in their process: stacks and symbols keep
  * the current pid next to them (0 for kernel ones). */
 static void store_symbolizing_pid(struct codegen *gen, int offset, bool is_user)
@@ -1733,6 +1764,8 @@ static void store_symbolizing_pid(struct codegen *gen, int offset, bool is_user)
 	int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
 	ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, pid);
+	if (gen->program->pids_map_id >= 0)
+		announce_process(gen, pid);
 }
 
 /* kstack/ustack: the stack is stored in the stack map by the kernel; the

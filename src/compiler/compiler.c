@@ -99,6 +99,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	program->source = *source;
 	program->ringbuf_map_id = program->lost_map_id = -1;
 	program->config_map_id = program->scratch_map_id = -1;
+	program->pids_map_id = program->process_seen_event = -1;
 	if (check_nul_bytes(source, diag) < 0)
 		return -1;
 	/* the lexer sees the text with C directives blanked; diagnostics still
@@ -138,6 +139,17 @@ int compile_program(const struct source *source, const struct compile_options *o
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);
+		if (sema.uses_user_symbols) {
+			program->pids_map_id = add_internal_map(program, ".pids", MAP_ROLE_PIDS,
+								BPF_MAP_TYPE_LRU_HASH,
+								sizeof(struct seen_process), 8, 4096);
+			struct event_desc seen = { .kind = EVENT_PROCESS_SEEN, .arg_count = 1,
+						   .record_size = 16 };
+			seen.args = xcalloc(1, sizeof(*seen.args));
+			seen.args[0] = (struct event_arg){ .type = type_int(8, false), .offset = 8 };
+			vec_push(&program->events, seen);
+			program->process_seen_event = program->events.count - 1;
+		}
 		for (int depth = 1; depth < 128; depth++)
 			if (sema.stack_depths[depth])
 				add_internal_map(program, ".stacks", MAP_ROLE_STACKS, BPF_MAP_TYPE_STACK_TRACE,

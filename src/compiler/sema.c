@@ -2021,6 +2021,8 @@ static void check_stack(struct sema *sema, struct node *call, bool is_user)
 	if (sema->map_loop_depth)
 		error_at(sema, call->loc, "%s cannot be taken inside a for loop over a map", call->name);
 	sema->stack_depths[type->stack_depth] = true;
+	if (is_user)
+		sema->uses_user_symbols = true;
 }
 
 void check_kstack(struct sema *sema, struct node *call) { check_stack(sema, call, false); }
@@ -2033,6 +2035,8 @@ static void check_symbol(struct sema *sema, struct node *call, bool is_user)
 	struct type *type = type_new(TYPE_SYMBOL);
 	type->size = sizeof(struct symbol_value);
 	type->is_user_pointer = is_user;
+	if (is_user)
+		sema->uses_user_symbols = true;
 	call->type = type;
 	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
 		error_at(sema, call->args->loc, "%s() needs an address, not %s", call->name,

@@ -39,6 +39,7 @@ struct sema {
 	int skipped_blocks;  /* action blocks left out because none of their probes exist here */
 	VEC(struct probe_info) skipped;  /* those blocks: typed once for their maps, never compiled */
 	bool stack_depths[128]; /* kstack/ustack depths used: one stack map each */
+	bool uses_user_symbols; /* ustack or usym(): processes are announced to the runtime */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */

@@ -29,7 +29,8 @@
 
 struct elf_object {
 	char *path;
-	int fd;
+	int fd;            /* -1 for an image read from memory */
+	void *image;       /* that image's copy, which libelf reads in place */
 	Elf *elf;
 	GElf_Ehdr header;
 };
@@ -84,13 +85,41 @@ int elf_object_open(const char *path, struct elf_object **out, char **error)
 	return 0;
 }
 
+int elf_object_open_memory(const void *image, size_t size, const char *name,
+			   struct elf_object **out, char **error)
+{
+	struct elf_object *object;
+
+	*out = NULL;
+	if (!libelf_ready()) {
+		*error = xasprintf("libelf is unusable: %s", elf_errmsg(-1));
+		return -ENOTSUP;
+	}
+	object = xcalloc(1, sizeof(*object));
+	object->fd = -1;
+	object->path = xstrdup(name);
+	object->image = xmalloc(size);
+	memcpy(object->image, image, size);
+	object->elf = elf_memory(object->image, size);
+	if (!object->elf || elf_kind(object->elf) != ELF_K_ELF ||
+	    !gelf_getehdr(object->elf, &object->header)) {
+		*error = xasprintf("%s is not an ELF image", name);
+		elf_object_close(object);
+		return -ENOEXEC;
+	}
+	*out = object;
+	return 0;
+}
+
 void elf_object_close(struct elf_object *object)
 {
 	if (!object)
 		return;
 	if (object->elf)
 		elf_end(object->elf);
-	close(object->fd);
+	if (object->fd >= 0)
+		close(object->fd);
+	free(object->image);
 	free(object->path);
 	free(object);
 }

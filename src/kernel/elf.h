@@ -60,6 +60,10 @@ typedef VEC(char *) path_list;
 /* Opens an ELF file for reading. 0, or -errno with a sentence in *error
  * ("/x: no such file", "/x is not an ELF file"). */
 int elf_object_open(const char *path, struct elf_object **out, char **error);
+/* Reads an ELF image that is already in memory (the vDSO), from a copy
+ * made here; name stands for its path in messages. 0 or -errno. */
+int elf_object_open_memory(const void *image, size_t size, const char *name,
+			   struct elf_object **out, char **error);
 void elf_object_close(struct elf_object *object);
 /* ET_DYN (PIE executables and shared libraries) rather than ET_EXEC. */
 bool elf_object_is_relocatable(const struct elf_object *object);

@@ -22,10 +22,15 @@
  *    while events flow and once more at exit, and every increase is
  *    reported, so nothing disappears silently.
  *
+ * A process-seen record (a process whose user stacks or symbols will be
+ * printed, sent the first time it takes one) is handled before anything
+ * else, even after exit(): its maps are read at once, while it still runs.
+ *
  * Output is flushed once per batch of records, not per record: prompt for a
  * reader at the other end of a pipe, cheap when thousands arrive at once.
  */
 #include "runtime/load.h"
+#include "runtime/symbols.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -299,6 +304,13 @@ static int events_handle(void *context, void *data, size_t size)
 		events_warn_bad_record(loop, "shorter than its event says");
 		return 0;
 	}
+	/* Even after exit(): END may still print this process's stacks. */
+	if (event->kind == EVENT_PROCESS_SEEN) {
+		int64_t pid;
+		memcpy(&pid, record + event->args[0].offset, sizeof(pid));
+		symbols_user_prepare((pid_t)pid);
+		return 0;
+	}
 	if (loop->muted)
 		return 0;
 
@@ -383,6 +395,8 @@ static int events_handle(void *context, void *data, size_t size)
 		map = events_map(loop, event->map_id);
 		if (map && map->fd >= 0)
 			print_tool_stacks(&loop->output, map, event);
+		break;
+	case EVENT_PROCESS_SEEN:
 		break;
 	}
 	/* A ring that refills as fast as it drains would otherwise keep

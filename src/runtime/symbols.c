@@ -18,22 +18,40 @@
  * searched by offset. Working in file offsets makes PIE executables, fixed
  * executables and shared libraries the same case. Objects are shared between
  * processes by device and inode, and opened through /proc/PID/root so that a
- * process in a container is read from its own filesystem. A process that has
- * exited before its first lookup cannot be symbolized: its frames print as
- * hex addresses, as bpftrace's do.
+ * process in a container is read from its own filesystem.
+ *
+ * Three kinds of code have no file behind them. The vDSO is the same image
+ * in every process, so sonde's own copy (found through AT_SYSINFO_EHDR) is
+ * read as if it were the file mapped at [vdso]. Code a JIT generated lives
+ * in anonymous memory and is named by the process's /tmp/perf-PID.map
+ * (runtime/perf_map.c), re-read when it grew. Anything else is unknown.
+ *
+ * A process must still be alive when its maps are read. Programs that take
+ * user stacks or symbols tell the runtime about every new process as it
+ * appears (symbols_user_prepare()), so the maps and the mapped objects are
+ * read then, not when the output is printed after the process has exited.
+ * A process that exited before either cannot be symbolized: its frames
+ * print as hex addresses, as bpftrace's do.
+ *
+ * C++ and Rust names are demangled the way perf does it, by libiberty's
+ * cplus_demangle, the first time a symbol is the answer to a lookup.
  */
 #include "runtime/symbols.h"
 
 #include <bpf/bpf.h>
+#include <elf.h>
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 
 #include "common/util.h"
 #include "kernel/elf.h"
+#include "runtime/perf_map.h"
 
 /* ---- stack map ---- */
 
@@ -76,6 +94,7 @@ int symbols_read_stack(int depth, int64_t stack_id, uint64_t *frames)
 struct kernel_symbol {
 	uint64_t address;
 	const char *name;
+	const char *module; /* "ext4" for "[ext4]"; NULL in the kernel image */
 	int line; /* position in kallsyms, to break ties between aliases */
 };
 
@@ -121,7 +140,13 @@ static void kernel_load(void)
 		if (cursor != line && cursor[0] == ' ' && cursor[1] && cursor[2] == ' ' &&
 		    address != 0 && cursor[1] != 'a' && cursor[1] != 'A') {
 			char *name = cursor + 3;
-			name[strcspn(name, " \t")] = '\0';
+			char *module = NULL;
+			size_t name_length = strcspn(name, " \t");
+			if (name[name_length] == '\t' && name[name_length + 1] == '[') {
+				module = name + name_length + 2;
+				module[strcspn(module, "]")] = '\0';
+			}
+			name[name_length] = '\0';
 			if (*name) {
 				if (kernel.count == capacity) {
 					capacity = capacity ? capacity * 2 : 4096;
@@ -129,7 +154,8 @@ static void kernel_load(void)
 								  sizeof(*kernel.symbols) * capacity);
 				}
 				kernel.symbols[kernel.count] = (struct kernel_symbol){
-					.address = address, .name = name, .line = kernel.count,
+					.address = address, .name = name, .module = module,
+					.line = kernel.count,
 				};
 				kernel.count++;
 			}
@@ -160,7 +186,7 @@ int symbols_kernel(uint64_t address, struct symbol_lookup *out)
 		found--;
 	out->name = kernel.symbols[found].name;
 	out->offset = address - kernel.symbols[found].address;
-	out->module = NULL;
+	out->module = kernel.symbols[found].module;
 	return 0;
 }
 
@@ -187,6 +213,7 @@ struct user_symbol {
 	uint64_t offset; /* file offset of the first byte */
 	uint64_t size;
 	char *name;
+	bool demangled;  /* name has been through the demangler */
 };
 
 struct user_object {
@@ -194,6 +221,7 @@ struct user_object {
 	unsigned long inode;
 	char *path;      /* as /proc/PID/maps shows it */
 	bool loaded;
+	bool is_vdso;    /* read from sonde's own copy of the vDSO */
 	struct user_symbol *symbols; /* sorted by offset */
 	int count;
 };
@@ -210,6 +238,9 @@ struct user_process {
 	uint64_t read_ns;     /* when the maps were last read */
 	struct user_mapping *mappings;
 	int count;
+	struct perf_map *perf_map;   /* its /tmp/perf-PID.map, once code outside
+				      * every file needed a name */
+	uint64_t perf_map_read_ns;   /* when that file was last checked for growth */
 };
 
 static VEC(struct user_object *) user_objects;
@@ -217,9 +248,14 @@ static VEC(struct user_process *) user_processes;
 static struct user_process *user_last_process; /* consecutive frames share a pid */
 
 /* Among symbols at one offset (aliases such as write, __write, __libc_write)
- * the plainest name: fewest leading underscores, then shortest. */
+ * the plainest name: fewest leading underscores, then shortest. The vDSO's
+ * functions are the exception: their plain aliases (clock_gettime) would
+ * read like the C library's wrappers of the same name that call them, so
+ * __vdso_clock_gettime wins there, as in perf's output. */
 static int user_name_rank(const char *name)
 {
+	if (strncmp(name, "__vdso_", 7) == 0)
+		return -1;
 	int underscores = (int)strspn(name, "_");
 
 	return underscores * 4096 + (int)strlen(name);
@@ -237,6 +273,27 @@ static int user_symbol_compare(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* sonde's own vDSO, which is the one every process of this kernel maps
+ * (32-bit processes aside). Its section headers come last in the image,
+ * which gives its size. */
+static struct elf_object *user_vdso_open(void)
+{
+	const Elf64_Ehdr *image = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct elf_object *elf = NULL;
+	char *error = NULL;
+
+	if (!image || memcmp(image->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    image->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	uint64_t size = image->e_shoff + (uint64_t)image->e_shentsize * image->e_shnum;
+	if (image->e_shoff == 0 || size > (1u << 20))
+		return NULL;
+	if (elf_object_open_memory(image, size, "[vdso]", &elf, &error) < 0)
+		elf = NULL;
+	free(error);
+	return elf;
+}
+
 /* Opens the object as the process sees it: through its root (containers),
  * through the mapping itself (a file deleted or replaced since), or by its
  * path here. */
@@ -245,6 +302,9 @@ static struct elf_object *user_object_open(const struct user_object *object, pid
 {
 	struct elf_object *elf = NULL;
 	char *error = NULL;
+
+	if (object->is_vdso)
+		return user_vdso_open();
 	char *candidates[3] = {
 		xasprintf("/proc/%d/root%s", (int)pid, object->path),
 		xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid,
@@ -346,7 +406,8 @@ static bool user_process_read_maps(struct user_process *process)
 			   &major, &minor, &inode, &name_at) < 7 || name_at == 0)
 			continue;
 		const char *file = line + name_at;
-		if (inode == 0 || file[0] != '/' || !strchr(perms, 'x'))
+		bool is_vdso = strcmp(file, "[vdso]") == 0;
+		if (!strchr(perms, 'x') || (!is_vdso && (inode == 0 || file[0] != '/')))
 			continue;
 		if (process->count == capacity) {
 			capacity = capacity ? capacity * 2 : 16;
@@ -357,12 +418,13 @@ static bool user_process_read_maps(struct user_process *process)
 			.start = start, .end = end, .file_offset = offset,
 			.object = user_object_get(major, minor, inode, file),
 		};
+		process->mappings[process->count - 1].object->is_vdso = is_vdso;
 	}
 	free(text);
 	return true;
 }
 
-static struct user_process *user_process_get(pid_t pid)
+static struct user_process *user_process_find(pid_t pid)
 {
 	if (user_last_process && user_last_process->pid == pid)
 		return user_last_process;
@@ -372,7 +434,15 @@ static struct user_process *user_process_get(pid_t pid)
 			return user_last_process;
 		}
 	}
-	struct user_process *process = xcalloc(1, sizeof(*process));
+	return NULL;
+}
+
+static struct user_process *user_process_get(pid_t pid)
+{
+	struct user_process *process = user_process_find(pid);
+	if (process)
+		return process;
+	process = xcalloc(1, sizeof(*process));
 	process->pid = pid;
 	process->gone = !user_process_read_maps(process);
 	vec_push(&user_processes, process);
@@ -389,6 +459,61 @@ static const struct user_mapping *user_find_mapping(const struct user_process *p
 	return NULL;
 }
 
+int symbols_user_prepare(pid_t pid)
+{
+	if (pid <= 0)
+		return -ENOENT;
+	struct user_process *process = user_process_find(pid);
+	/* Known already: it may have exec'd since, so read the maps again (a
+	 * process that is gone keeps the maps it had). */
+	if (process && user_process_read_maps(process))
+		process->gone = false;
+	else if (!process)
+		process = user_process_get(pid);
+	if (process->gone)
+		return -ENOENT;
+	for (int i = 0; i < process->count; i++)
+		if (!process->mappings[i].object->loaded)
+			user_object_load(process->mappings[i].object, pid, &process->mappings[i]);
+	return 0;
+}
+
+/* JIT code: the process's perf map, checked for new lines at most every
+ * 10 ms so that printing many JIT frames does not stat the file each time. */
+static int user_jit_lookup(struct user_process *process, uint64_t address,
+			   struct symbol_lookup *out)
+{
+	if (!process->perf_map) {
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)process->pid);
+		process->perf_map = perf_map_new(path);
+	}
+	uint64_t now = user_now_ns();
+	if (now - process->perf_map_read_ns > 10000000ull || process->perf_map_read_ns == 0) {
+		perf_map_refresh(process->perf_map);
+		process->perf_map_read_ns = now;
+	}
+	if (perf_map_lookup(process->perf_map, address, &out->name, &out->offset) < 0)
+		return -ENOENT;
+	out->module = perf_map_path(process->perf_map);
+	return 0;
+}
+
+/* C++ and Rust symbols ("_ZN2ns5Klass6methodEi") read as their source
+ * spelled them ("ns::Klass::method(int)"); plain C names are left alone. */
+static void user_symbol_demangle(struct user_symbol *symbol)
+{
+	symbol->demangled = true;
+	if (symbol->name[0] != '_' || (symbol->name[1] != 'Z' && symbol->name[1] != 'R'))
+		return;
+	char *plain = cplus_demangle(symbol->name, DMGL_PARAMS | DMGL_ANSI);
+	if (!plain)
+		return;
+	free(symbol->name);
+	symbol->name = xstrdup(plain);
+	free(plain);
+}
+
 int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 {
 	if (pid <= 0)
@@ -398,6 +523,8 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 		return -ENOENT;
 
 	const struct user_mapping *mapping = user_find_mapping(process, address);
+	if (!mapping && user_jit_lookup(process, address, out) == 0)
+		return 0;
 	/* A library loaded since the maps were read (dlopen): read them again,
 	 * at most once a second so that addresses in anonymous code (JITs)
 	 * do not make every lookup reread the file. */
@@ -428,10 +555,12 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 		found--;
 	/* aliases share a start but not always a size: any of them may cover it */
 	for (int i = found; i < object->count; i++) {
-		const struct user_symbol *symbol = &object->symbols[i];
+		struct user_symbol *symbol = &object->symbols[i];
 		if (symbol->offset != object->symbols[found].offset)
 			break;
 		if (offset - symbol->offset < symbol->size) {
+			if (!symbol->demangled)
+				user_symbol_demangle(symbol);
 			out->name = symbol->name;
 			out->offset = offset - symbol->offset;
 			out->module = object->path;
@@ -457,6 +586,7 @@ void symbols_free(void)
 	free(user_objects.items);
 	memset(&user_objects, 0, sizeof(user_objects));
 	for (int i = 0; i < user_processes.count; i++) {
+		perf_map_free(user_processes.items[i]->perf_map);
 		free(user_processes.items[i]->mappings);
 		free(user_processes.items[i]);
 	}

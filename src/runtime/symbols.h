@@ -4,8 +4,10 @@
  * Kernel addresses come from /proc/kallsyms, read once on first use. User
  * addresses are looked up in the process they came from: /proc/PID/maps
  * says which object is mapped where, the object's ELF symbols (through
- * kernel/elf.c) say which function holds the file offset. Both are cached
- * for the life of the process (or until symbols_free()).
+ * kernel/elf.c) say which function holds the file offset; the vDSO is read
+ * from sonde's own copy and JIT code from /tmp/perf-PID.map. C++ and Rust
+ * names come out demangled. Everything is cached for the life of the
+ * process (or until symbols_free()).
  *
  * The printers have no program pointer, so the runtime registers the stack
  * map here once it has created it; stack ids read from maps and ring-buffer
@@ -26,8 +28,10 @@
 struct symbol_lookup {
 	const char *name;   /* function (kernel: any kallsyms symbol) */
 	uint64_t offset;    /* address - start of the symbol */
-	const char *module; /* user: the object's path as /proc/PID/maps shows it;
-			     * kernel: NULL */
+	const char *module; /* user: the object's path as /proc/PID/maps shows it,
+			     * "[vdso]", or the perf map's path for JIT code;
+			     * kernel: the module's name ("ext4"), NULL for
+			     * the kernel image itself */
 };
 
 /* The nearest kallsyms symbol at or below address. 0, or -ENOENT when
@@ -35,8 +39,16 @@ struct symbol_lookup {
 int symbols_kernel(uint64_t address, struct symbol_lookup *out);
 /* The function of process pid holding address. 0, or -ENOENT when the
  * process is gone (and was never looked at), the address is in no mapped
- * file, or no symbol covers it. */
+ * file, the vDSO or a perf map line, or no symbol covers it. -ENOENT is
+ * what folded output prints as "[unknown]" (bpftrace-style output prints
+ * the address). */
 int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out);
+/* Reads process pid's maps now (again, if it was seen before: it may have
+ * exec'd) and loads the symbols of every object it maps, so that its
+ * addresses can be named after it has exited. The runtime calls this when
+ * a BPF program reports a process it has not seen before. 0, or -ENOENT
+ * when the process is already gone. */
+int symbols_user_prepare(pid_t pid);
 
 /* Registers the program's stack map; -1 when it has none. */
 void symbols_set_stack_map(int depth, int fd);

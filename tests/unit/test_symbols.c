@@ -6,18 +6,28 @@
  * Kernel lookups run against a kallsyms file written by the test (so names
  * and offsets are known exactly) and, when this user can see addresses,
  * against the real /proc/kallsyms. User lookups name this test's own
- * functions through /proc/self/maps. Stack layouts are checked on address
+ * functions through /proc/self/maps, its vDSO through sonde's copy of it,
+ * code in anonymous memory through a perf map the test writes, and names
+ * mangled as C++ and Rust mangle them through the demangler (given to C
+ * functions as assembler names). Stack layouts are checked on address
  * arrays: user space cannot put entries into a stack-trace map. The
  * expected texts are what bpftrace 0.17 printed for the same stacks.
  */
 #include <bpf/bpf.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "kernel/elf.h"
+#include "runtime/perf_map.h"
 
 #include "common/printf_format.h"
 #include "runtime/runtime.h"
@@ -119,6 +129,12 @@ static void test_kernel_fake(void)
 	check_text("kernel_unsorted_input", kernel_text(0xffffffff81001900ull), "weak_between+256");
 	check_text("kernel_alias_first_listed", kernel_text(0xffffffff81000004ull), "_stext+4");
 	check_text("kernel_module_symbol", kernel_text(0xffffffffc0001002ull), "mod_func+2");
+	struct symbol_lookup symbol;
+	check_true("kernel_module_name", symbols_kernel(0xffffffffc0001002ull, &symbol) == 0 &&
+		   symbol.module && strcmp(symbol.module, "some_module") == 0,
+		   "the module of mod_func is not some_module");
+	check_true("kernel_image_no_module", symbols_kernel(0xffffffff81001000ull, &symbol) == 0 &&
+		   symbol.module == NULL, "do_one has a module");
 	/* absolute symbols are not addresses: 0x20 has no symbol */
 	check_text("kernel_absolute_skipped", kernel_text(0x20), "-2");
 	check_text("kernel_below_all", kernel_text(0xffffffff80000000ull), "-2");
@@ -149,6 +165,32 @@ static uint64_t kallsyms_address(const char *wanted, uint64_t *next)
 	return found;
 }
 
+/* The first function symbol of a loaded module (modules, or the pseudo
+ * module [__builtin__ftrace] of ftrace's trampolines), named with it. */
+static void test_kernel_real_module(void)
+{
+	FILE *file = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], module[128];
+	unsigned long long address = 0;
+	char kind;
+	bool found = false;
+
+	while (file && !found && fgets(line, sizeof(line), file))
+		found = sscanf(line, "%llx %c %255s [%127[^]]]", &address, &kind, name, module) == 4 &&
+			address != 0 && (kind == 't' || kind == 'T');
+	if (file)
+		fclose(file);
+	if (!found) {
+		skip("kernel_real_module", "no module function in /proc/kallsyms");
+		return;
+	}
+	struct symbol_lookup symbol;
+	int err = symbols_kernel(address, &symbol);
+	check_true("kernel_real_module", err == 0 && strcmp(symbol.name, name) == 0 &&
+		   symbol.module && strcmp(symbol.module, module) == 0,
+		   err ? "no symbol" : symbol.name);
+}
+
 static void test_kernel_real(void)
 {
 	uint64_t next;
@@ -160,6 +202,10 @@ static void test_kernel_real(void)
 		return;
 	}
 	check_text("kernel_real_vfs_read", kernel_text(address), "vfs_read+0");
+	struct symbol_lookup symbol;
+	check_true("kernel_real_image_no_module", symbols_kernel(address, &symbol) == 0 &&
+		   symbol.module == NULL, "vfs_read has a module");
+	test_kernel_real_module();
 	if (next > address + 5)
 		check_text("kernel_real_vfs_read_offset", kernel_text(address + 5), "vfs_read+5");
 }
@@ -203,6 +249,226 @@ static void test_user_self(void)
 	check_true("user_stack_address_unknown",
 		   symbols_user(getpid(), (uint64_t)(uintptr_t)&on_stack, &symbol) == -ENOENT,
 		   "a stack address was named");
+}
+
+/* C++ and Rust (legacy scheme) names, as their compilers mangle them */
+__attribute__((noinline)) int test_cxx_method(int x) __asm__("_ZN5sonde6Widget6methodEi");
+__attribute__((noinline)) int test_cxx_method(int x)
+{
+	__asm__ volatile("");
+	return x + 2;
+}
+
+__attribute__((noinline)) int test_rust_function(int x)
+	__asm__("_ZN5sonde4heat5sweep17h0123456789abcdefE");
+__attribute__((noinline)) int test_rust_function(int x)
+{
+	__asm__ volatile("");
+	return x + 5;
+}
+
+static void test_user_demangled(void)
+{
+	struct symbol_lookup symbol;
+
+	check_text("user_demangled_cxx",
+		   lookup_text(symbols_user(getpid(), (uint64_t)(uintptr_t)&test_cxx_method + 1,
+					    &symbol), &symbol),
+		   "sonde::Widget::method(int)+1");
+	check_text("user_demangled_rust",
+		   lookup_text(symbols_user(getpid(), (uint64_t)(uintptr_t)&test_rust_function,
+					    &symbol), &symbol),
+		   "sonde::heat::sweep+0");
+	/* a second lookup finds the name demangled once already */
+	check_text("user_demangled_again",
+		   lookup_text(symbols_user(getpid(), (uint64_t)(uintptr_t)&test_cxx_method,
+					    &symbol), &symbol),
+		   "sonde::Widget::method(int)+0");
+}
+
+/* The vDSO has no file: its functions are named from sonde's own copy. */
+static void test_user_vdso(void)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct elf_object *elf = NULL;
+	struct elf_symbol found;
+	struct symbol_lookup symbol;
+	char *error = NULL;
+
+	if (!image) {
+		skip("user_vdso", "no vDSO in this process");
+		return;
+	}
+	/* its __vdso_clock_gettime, found here with the ELF reader directly;
+	 * the section headers end the image */
+	const Elf64_Ehdr *header = image;
+	size_t size = header->e_shoff + (size_t)header->e_shnum * header->e_shentsize;
+	if (elf_object_open_memory(image, size, "[vdso]", &elf, &error) < 0 ||
+	    elf_object_find_symbol(elf, "__vdso_clock_gettime", &found) < 0) {
+		check_true("user_vdso", false, error ? error : "no __vdso_clock_gettime");
+		free(error);
+		elf_object_close(elf);
+		return;
+	}
+	elf_object_close(elf);
+	uint64_t address = (uint64_t)(uintptr_t)image + found.address + 4;
+	int err = symbols_user(getpid(), address, &symbol);
+	check_text("user_vdso_function", lookup_text(err, &symbol), "__vdso_clock_gettime+4");
+	check_true("user_vdso_module", err == 0 && strcmp(symbol.module, "[vdso]") == 0,
+		   err ? "no symbol" : symbol.module);
+}
+
+static void append_text(const char *path, const char *text)
+{
+	FILE *file = fopen(path, "a");
+
+	if (file) {
+		fputs(text, file);
+		fclose(file);
+	}
+}
+
+static const char *perf_map_text(const struct perf_map *map, uint64_t address)
+{
+	static char text[256];
+	const char *name;
+	uint64_t offset;
+
+	if (perf_map_lookup(map, address, &name, &offset) < 0)
+		return "-2";
+	snprintf(text, sizeof(text), "%s+%llu", name, (unsigned long long)offset);
+	return text;
+}
+
+/* The format's edge cases on the reader alone. */
+static void test_perf_map_file(void)
+{
+	char path[] = "/tmp/sonde-test-perfmap-XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		skip("perf_map", "cannot create a file in /tmp");
+		return;
+	}
+	close(fd);
+	/* unsorted, names with spaces, a torn last line */
+	append_text(path, "2000 100 second one\n"
+			  "1000 80 first: with (spaces) [and brackets]\n"
+			  "3000 size name\n"
+			  "zz 10 bad\n"
+			  "4000 0 empty\n"
+			  "5000 40 torn");
+	struct perf_map *map = perf_map_new(path);
+	perf_map_refresh(map);
+	check_text("perf_map_spaces", perf_map_text(map, 0x1010),
+		   "first: with (spaces) [and brackets]+16");
+	check_text("perf_map_unsorted", perf_map_text(map, 0x20ff), "second one+255");
+	check_text("perf_map_past_end", perf_map_text(map, 0x2100), "-2");
+	check_text("perf_map_zero_size", perf_map_text(map, 0x4000), "-2");
+	check_text("perf_map_torn_line_waits", perf_map_text(map, 0x5000), "-2");
+	/* lines written later: the torn one completed, a range reused (the
+	 * later line wins), an overlap inside an earlier entry */
+	append_text(path, " line done\n"
+			  "2000 20 reused range\n"
+			  "1040 8 inner\n");
+	check_text("perf_map_not_reread_yet", perf_map_text(map, 0x2000), "second one+0");
+	perf_map_refresh(map);
+	check_text("perf_map_completed_line", perf_map_text(map, 0x5001), "torn line done+1");
+	check_text("perf_map_later_wins", perf_map_text(map, 0x2001), "reused range+1");
+	check_text("perf_map_earlier_outside_later", perf_map_text(map, 0x2030), "second one+48");
+	check_text("perf_map_inner_overlap", perf_map_text(map, 0x1041), "inner+1");
+	check_text("perf_map_outer_after_inner", perf_map_text(map, 0x1050),
+		   "first: with (spaces) [and brackets]+80");
+	/* a replaced file (another process with the same pid) starts over */
+	unlink(path);
+	append_text(path, "9000 10 new file\n");
+	perf_map_refresh(map);
+	check_text("perf_map_replaced_new", perf_map_text(map, 0x9000), "new file+0");
+	check_text("perf_map_replaced_old_gone", perf_map_text(map, 0x1010), "-2");
+	/* a file that is gone keeps what was read */
+	unlink(path);
+	perf_map_refresh(map);
+	check_text("perf_map_deleted_kept", perf_map_text(map, 0x9001), "new file+1");
+	check_text("perf_map_path", perf_map_path(map), path);
+	perf_map_free(map);
+}
+
+/* Anonymous executable memory of this process named by /tmp/perf-PID.map. */
+static void test_user_jit(void)
+{
+	char path[64], line[128];
+	struct symbol_lookup symbol;
+	void *code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (code == MAP_FAILED) {
+		skip("user_jit", "no anonymous executable mapping");
+		return;
+	}
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	uint64_t base = (uint64_t)(uintptr_t)code;
+	check_true("user_jit_without_map", symbols_user(getpid(), base + 0x10, &symbol) == -ENOENT,
+		   "anonymous code was named without a perf map");
+	snprintf(line, sizeof(line), "%llx 40 Interpreted:jit function one\n",
+		 (unsigned long long)base);
+	append_text(path, line);
+	usleep(20000); /* past the 10 ms between checks of the file */
+	int err = symbols_user(getpid(), base + 0x10, &symbol);
+	check_text("user_jit_function", lookup_text(err, &symbol), "Interpreted:jit function one+16");
+	check_true("user_jit_module", err == 0 && strcmp(symbol.module, path) == 0,
+		   err ? "no symbol" : symbol.module);
+	snprintf(line, sizeof(line), "%llx 20 jit function two\n",
+		 (unsigned long long)(base + 0x100));
+	append_text(path, line);
+	usleep(20000);
+	check_text("user_jit_appended",
+		   lookup_text(symbols_user(getpid(), base + 0x104, &symbol), &symbol),
+		   "jit function two+4");
+	unlink(path);
+	munmap(code, 4096);
+}
+
+/* symbols_user_prepare() reads a process while it lives, so its addresses
+ * are named after it has exited. The child is a fork of this test, so its
+ * functions are where ours are. */
+static void test_user_prepared(void)
+{
+	struct symbol_lookup symbol;
+	int ready[2];
+	char byte;
+
+	if (pipe(ready) < 0) {
+		skip("user_prepared", "no pipe");
+		return;
+	}
+	pid_t child = fork();
+	if (child == 0) {
+		close(ready[0]);
+		if (write(ready[1], "x", 1) < 0)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	if (read(ready[0], &byte, 1) != 1)
+		byte = 0;
+	close(ready[0]);
+	int prepared = symbols_user_prepare(child);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	check_true("user_prepare_alive", prepared == 0, "preparing a live process failed");
+	check_text("user_prepared_after_exit",
+		   lookup_text(symbols_user(child, (uint64_t)(uintptr_t)&test_symbols_target + 2,
+					    &symbol), &symbol),
+		   "test_symbols_target+2");
+	check_true("user_prepare_gone", symbols_user_prepare(child) == 0,
+		   "a process read before lost its maps when it exited");
+	pid_t gone = fork();
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	check_true("user_prepare_never_seen", symbols_user_prepare(gone) == -ENOENT,
+		   "an exited process that was never read was prepared");
 }
 
 static void test_user_gone(void)
@@ -464,6 +730,11 @@ int main(void)
 	test_kernel_real();
 	test_user_self();
 	test_user_gone();
+	test_user_demangled();
+	test_user_vdso();
+	test_perf_map_file();
+	test_user_jit();
+	test_user_prepared();
 	test_stack_layouts();
 	test_stack_ids();
 	test_symbol_values();
