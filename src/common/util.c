@@ -112,6 +112,7 @@ static void strbuf_reserve(struct strbuf *sb, size_t extra)
 		capacity *= 2;
 	sb->data = xrealloc(sb->data, capacity);
 	sb->capacity = capacity;
+	sb->data[sb->length] = '\0'; /* always a string, even before the first append */
 }
 
 void strbuf_append(struct strbuf *sb, const char *text, size_t length)
