@@ -162,7 +162,7 @@ int flamegraph_command(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (option) {
 		case OPT_TITLE: options.title = optarg; break;
 		case OPT_SUBTITLE: options.subtitle = optarg; break;
@@ -185,8 +185,10 @@ int flamegraph_command(int argc, char **argv)
 		case 'h':
 			fputs(flamegraph_usage, stdout);
 			return 0;
+		case ':':
+			return command_fail("flamegraph", "%s needs a value", command_bad_option(argc, argv));
 		default:
-			return command_fail("flamegraph", "unknown option or missing value '%s' "
+			return command_fail("flamegraph", "unknown option '%s' "
 					    "(sonde flamegraph --help lists the options)",
 					    command_bad_option(argc, argv));
 		}
@@ -237,7 +239,7 @@ int heatmap_command(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (option) {
 		case OPT_TITLE: options.title = optarg; break;
 		case OPT_WIDTH:
@@ -248,8 +250,10 @@ int heatmap_command(int argc, char **argv)
 		case 'h':
 			fputs(heatmap_usage, stdout);
 			return 0;
+		case ':':
+			return command_fail("heatmap", "%s needs a value", command_bad_option(argc, argv));
 		default:
-			return command_fail("heatmap", "unknown option or missing value '%s' "
+			return command_fail("heatmap", "unknown option '%s' "
 					    "(sonde heatmap --help lists the options)",
 					    command_bad_option(argc, argv));
 		}
