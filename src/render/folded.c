@@ -498,12 +498,19 @@ static bool folded_kernel_frame(const char *text, size_t length)
 	return length == 16 && folded_all_hex(text, length) && strncmp(text, "ffff", 4) == 0;
 }
 
-/* Which stack positions of map hold kernel stacks: judged by frames, or
- * the first of two stacks when the frames say nothing. Bit i: position i. */
+/* Which stack positions of map hold kernel stacks (bit i: position i).
+ * Each position is judged by the share of its frames that look like the
+ * kernel's: a user stack can hold a frame or two that do (a function of
+ * its own called "schedule", a stray kernel-range word), a kernel stack is
+ * full of them. With several stacks, the one that looks most like the
+ * kernel's is; when none looks like it at all, the first of two is, as in
+ * the usual `@[kstack, ustack, comm]`. */
 static uint64_t folded_kernel_positions(const struct folded_entry *entries, int count,
 					const char *map)
 {
-	uint64_t kernel = 0, stacks = 0;
+	int kernel_frames[64] = { 0 }, frames[64] = { 0 };
+	uint64_t stacks = 0;
+	int best = -1;
 
 	for (int i = 0; i < count; i++) {
 		if (strcmp(entries[i].map, map) != 0)
@@ -515,15 +522,23 @@ static uint64_t folded_kernel_positions(const struct folded_entry *entries, int 
 				continue;
 			stacks |= 1ull << j;
 			for (int k = 0; k < element->frames.texts.count; k++) {
-				if (folded_kernel_frame(element->frames.texts.items[k],
-							element->frames.lengths.items[k]))
-					kernel |= 1ull << j;
+				frames[j]++;
+				kernel_frames[j] += folded_kernel_frame(element->frames.texts.items[k],
+									element->frames.lengths.items[k]);
 			}
 		}
 	}
-	if (!kernel && __builtin_popcountll(stacks) == 2)
-		kernel = stacks & -stacks;
-	return kernel;
+	for (int j = 0; j < 64; j++) {
+		/* compare kernel_frames[j] / frames[j] without dividing */
+		if (kernel_frames[j] && (best < 0 || (int64_t)kernel_frames[j] * frames[best] >
+						     (int64_t)kernel_frames[best] * frames[j]))
+			best = j;
+	}
+	if (best >= 0 && (__builtin_popcountll(stacks) > 1 || kernel_frames[best] * 4 >= frames[best]))
+		return 1ull << best;
+	if (best < 0 && __builtin_popcountll(stacks) == 2)
+		return stacks & -stacks;
+	return 0;
 }
 
 static void folded_add_entry(struct folded_set *set, const struct folded_entry *entry,

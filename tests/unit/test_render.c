@@ -166,6 +166,10 @@ static void test_folded_maps(void)
 	check_fold("folded: two stacks saying nothing: the first is the kernel's",
 		   "@[\n    k1+1\n, \n    u1+2\n    u2\n, x]: 2\n",
 		   "x;u2;u1;k1 2\n");
+	check_fold("folded: a user frame that looks like the kernel's does not make a kernel stack",
+		   "@[\n    schedule+3\n    main+4\n    _start+5\n, \n    schedule+1\n"
+		   "    do_syscall_64+2\n, x]: 1\n",
+		   "x;_start;main;schedule;do_syscall_64;schedule 1\n");
 	check_fold("folded: a map with one stack and no comm",
 		   "@stacks[\n    leaf+4\n    root+0\n]: 9\n",
 		   "root;leaf 9\n");
