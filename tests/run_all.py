@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The one test runner behind `make test`.
 
-It runs five groups of tests and prints one line per case:
+It runs these groups of tests and prints one line per case:
 
   unit     every binary in build/tests/ (each prints PASS/FAIL lines and a
            closing `N passed, N failed` line, which is parsed here);
@@ -14,6 +14,8 @@ It runs five groups of tests and prints one line per case:
   special  tests that need more than a declarative case: SIGKILL leaves no
            BPF program or link behind; events lost to a tiny ring buffer are
            all accounted for;
+  browser  a real profile's flame graph and a real run's heat map opened in
+           headless chromium, driven by tests/browser/check_*.html;
   vm       the cases in tests/vm/*.test (same format as tests/runtime) run
            inside a QEMU guest with Debian's 6.1 kernel (tests/vm/run-in-vm),
            which has the kprobes and fentry this host lacks; normal build only.
