@@ -1357,7 +1357,8 @@ def browser_page(page, svg_path, **params):
     from urllib.parse import urlencode
     import html
     folder = os.path.dirname(svg_path)
-    shutil.copy(os.path.join(BROWSER_PAGES, page), folder)
+    for name in (page, "check.js"):
+        shutil.copy(os.path.join(BROWSER_PAGES, name), folder)
     url = "file://%s/%s?%s" % (folder, page,
                                urlencode(dict(params, svg=os.path.basename(svg_path))))
     proc = subprocess.run([chromium_binary()] + CHROMIUM_FLAGS +

@@ -101,17 +101,18 @@ static int folded_rank(unsigned char c)
 	return c == 0 ? 0 : c == ';' ? 1 : c + 1;
 }
 
-/* Frame by frame: ';' sorts before every other byte, so that the stacks
- * under one frame are neighbours ("a;b;c" before "a;b!"), which is what
- * lets a flame graph merge them in one pass. */
-static int folded_compare(const void *a, const void *b)
+/* Frame by frame, which is what lets a flame graph merge in one pass. */
+int folded_compare_frames(const char *left, const char *right)
 {
-	const unsigned char *left = (const unsigned char *)(*(const struct folded_stack *const *)a)->frames;
-	const unsigned char *right = (const unsigned char *)(*(const struct folded_stack *const *)b)->frames;
-
 	for (; *left && *left == *right; left++, right++)
 		;
-	return folded_rank(*left) - folded_rank(*right);
+	return folded_rank((unsigned char)*left) - folded_rank((unsigned char)*right);
+}
+
+static int folded_compare(const void *a, const void *b)
+{
+	return folded_compare_frames((*(const struct folded_stack *const *)a)->frames,
+				     (*(const struct folded_stack *const *)b)->frames);
 }
 
 const struct folded_stack **folded_sorted(const struct folded_set *set)
@@ -541,6 +542,20 @@ static uint64_t folded_kernel_positions(const struct folded_entry *entries, int 
 	return 0;
 }
 
+/* A map's frame: "hot+22", or in ustack(perf)/kstack(perf) mode
+ * "55d2c70c014f hot+38 (/tmp/prog)", which reads like a perf script frame. */
+static void folded_put_map_frame(struct strbuf *out, const char *text, size_t length)
+{
+	const char *space;
+
+	folded_trim(&text, &length);
+	space = memchr(text, ' ', length);
+	if (space && text[length - 1] == ')' && folded_all_hex(text, (size_t)(space - text)))
+		folded_put_perf_frame(out, text, length);
+	else
+		folded_put_frame(out, text, length);
+}
+
 static void folded_add_entry(struct folded_set *set, const struct folded_entry *entry,
 			     uint64_t kernel, struct strbuf *stack)
 {
@@ -554,7 +569,7 @@ static void folded_add_entry(struct folded_set *set, const struct folded_entry *
 				folded_put_name(stack, element->text, element->length);
 			/* user frames before kernel frames, each outermost first */
 			if (element->stack && (pass == 1) == !is_kernel && pass > 0)
-				folded_put_reversed(stack, &element->frames, folded_put_frame);
+				folded_put_reversed(stack, &element->frames, folded_put_map_frame);
 		}
 	}
 	folded_add(set, stack->data ? stack->data : "", entry->count);

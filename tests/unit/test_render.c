@@ -170,6 +170,10 @@ static void test_folded_maps(void)
 		   "@[\n    schedule+3\n    main+4\n    _start+5\n, \n    schedule+1\n"
 		   "    do_syscall_64+2\n, x]: 1\n",
 		   "x;_start;main;schedule;do_syscall_64;schedule 1\n");
+	check_fold("folded: ustack(perf) frames with addresses and objects",
+		   "@[\n\t55d2c70c014f hot+38 (/tmp/r_hot)\n\t55d2c70c0179 ns::f(int, char) const+9 (/tmp/r_hot)\n"
+		   "\t7f11c6ce524a [unknown] (/usr/lib/libc.so.6)\n]: 3\n",
+		   "[unknown];ns::f(int, char) const;hot 3\n");
 	check_fold("folded: a map with one stack and no comm",
 		   "@stacks[\n    leaf+4\n    root+0\n]: 9\n",
 		   "root;leaf 9\n");
@@ -248,15 +252,23 @@ static char *draw(const struct folded_set *set, const struct folded_set *before,
 	return strbuf_release(&out);
 }
 
-/* The <rect> attribute of the frame group whose data-name is name. */
-static double frame_attribute(const char *svg, const char *name, const char *attribute)
+/* The <rect ...> of the frame group whose data-name is name, or NULL. */
+static const char *frame_rect(const char *svg, const char *name)
 {
 	char key[256];
-	const char *group, *rect, *value;
+	const char *group;
 
 	snprintf(key, sizeof(key), "data-name=\"%s\"", name);
 	group = strstr(svg, key);
-	rect = group ? strstr(group, "<rect ") : NULL;
+	return group ? strstr(group, "<rect ") : NULL;
+}
+
+/* A numeric attribute of that rect, or -1. */
+static double frame_attribute(const char *svg, const char *name, const char *attribute)
+{
+	const char *rect = frame_rect(svg, name), *value;
+	char key[64];
+
 	snprintf(key, sizeof(key), " %s=\"", attribute);
 	value = rect ? strstr(rect, key) : NULL;
 	return value ? atof(value + strlen(key)) : -1;
@@ -265,14 +277,12 @@ static double frame_attribute(const char *svg, const char *name, const char *att
 /* Whether the frame named name is filled with fill. */
 static bool frame_filled(const char *svg, const char *name, const char *fill)
 {
-	char key[256];
-	const char *group, *rect;
+	const char *rect = frame_rect(svg, name), *found;
+	char key[64];
 
-	snprintf(key, sizeof(key), "data-name=\"%s\"", name);
-	group = strstr(svg, key);
-	rect = group ? strstr(group, "<rect ") : NULL;
 	snprintf(key, sizeof(key), "fill=\"%s\"", fill);
-	return rect && strstr(rect, key) && strstr(rect, key) < strstr(rect, "/>");
+	found = rect ? strstr(rect, key) : NULL;
+	return found && found < strstr(rect, "/>");
 }
 
 static void test_flamegraph(void)
@@ -433,22 +443,21 @@ static void test_heatmap(void)
 	free(svg);
 	heatmap_free(&map);
 
-	svg = heat("{\"type\": \"time\", \"data\": \"x\"}\n{\"unit\": \"usecs\", \"buckets\": [{\"low\": 1}]}\n", &map);
-	check_text("heatmap: a bucket without a count", svg,
-		   "error: line 2: a histogram bucket lacks its \"low\"/\"high\" range or its \"count\"");
-	free(svg);
-	heatmap_free(&map);
-	svg = heat("{\"type\": \"hist\"}\nnot json\n", &map);
-	check_text("heatmap: a hist without data", svg,
-		   "error: line 1: a hist record without its map in \"data\"");
-	free(svg);
-	heatmap_free(&map);
-	svg = heat("\nnot json\n", &map);
-	check_text("heatmap: a line that is not JSON", svg,
-		   "error: line 2 is not JSON: unexpected character at column 1");
-	free(svg);
-	heatmap_free(&map);
-
+	static const struct { const char *name, *input, *error; } bad[] = {
+		{ "heatmap: a bucket without a count",
+		  "{\"type\": \"time\", \"data\": \"x\"}\n{\"unit\": \"usecs\", \"buckets\": [{\"low\": 1}]}\n",
+		  "error: line 2: a histogram bucket lacks its \"low\"/\"high\" range or its \"count\"" },
+		{ "heatmap: a hist without data", "{\"type\": \"hist\"}\nnot json\n",
+		  "error: line 1: a hist record without its map in \"data\"" },
+		{ "heatmap: a line that is not JSON", "\nnot json\n",
+		  "error: line 2 is not JSON: unexpected character at column 1" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		svg = heat(bad[i].input, &map);
+		check_text(bad[i].name, svg, bad[i].error);
+		free(svg);
+		heatmap_free(&map);
+	}
 	svg = heat("", &map);
 	check("heatmap: no input, no histograms", strstr(svg, ">No histograms<") != NULL, svg);
 	free(svg);
