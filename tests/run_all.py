@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The one test runner behind `make test`.
 
-It runs five groups of tests and prints one line per case:
+It runs these groups of tests and prints one line per case:
 
   unit     every binary in build/tests/ (each prints PASS/FAIL lines and a
            closing `N passed, N failed` line, which is parsed here);
@@ -14,6 +14,8 @@ It runs five groups of tests and prints one line per case:
   special  tests that need more than a declarative case: SIGKILL leaves no
            BPF program or link behind; events lost to a tiny ring buffer are
            all accounted for;
+  browser  a real profile's flame graph and a real run's heat map opened in
+           headless chromium, driven by tests/browser/check_*.html;
   vm       the cases in tests/vm/*.test (same format as tests/runtime) run
            inside a QEMU guest with Debian's 6.1 kernel (tests/vm/run-in-vm),
            which has the kprobes and fentry this host lacks; normal build only.
@@ -1402,6 +1404,247 @@ def run_special(report, args, binaries, testing_bpftrace):
 
 
 # --------------------------------------------------------------------------
+# Browser cases: the flame graph and the heat map opened in headless chromium
+
+BROWSER_PAGES = os.path.join(TESTS, "browser")
+SCREENSHOTS = os.path.join(ROOT, "build", "tests", "screenshots")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                  "--allow-file-access-from-files"]
+FLAME_CHAIN = ["main", "flame_outer", "flame_middle", "flame_hot", "spin"]
+HOT_SHARE = (0.75, 0.97)   # flame_prog spends nine parts in ten in flame_hot
+
+
+def chromium_binary():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def browser_page(page, svg_path, **params):
+    """Opens tests/browser/PAGE beside the SVG (one folder, so the page may
+    read it) and returns the JSON the page wrote into <pre id="result">."""
+    from urllib.parse import urlencode
+    import html
+    folder = os.path.dirname(svg_path)
+    for name in (page, "check.js"):
+        shutil.copy(os.path.join(BROWSER_PAGES, name), folder)
+    url = "file://%s/%s?%s" % (folder, page,
+                               urlencode(dict(params, svg=os.path.basename(svg_path))))
+    proc = subprocess.run([chromium_binary()] + CHROMIUM_FLAGS +
+                          ["--virtual-time-budget=10000", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=90)
+    found = re.search(r'<pre id="result">(.*?)</pre>', proc.stdout, re.S)
+    if not found or found.group(1) == "pending":
+        raise RuntimeError("the check page wrote no result; chromium said:\n"
+                           + indent(proc.stderr[-2000:]))
+    return json.loads(html.unescape(found.group(1)))
+
+
+def browser_screenshot(svg_path, png_path, width, height):
+    os.makedirs(os.path.dirname(png_path), exist_ok=True)
+    subprocess.run([chromium_binary()] + CHROMIUM_FLAGS +
+                   ["--screenshot=" + png_path, "--window-size=%d,%d" % (width, height),
+                    "file://" + svg_path], capture_output=True, timeout=90)
+    if not os.path.exists(png_path) or os.path.getsize(png_path) < 5000:
+        raise RuntimeError("no screenshot (or a blank one) at " + png_path)
+
+
+def svg_size(text):
+    found = re.search(r'<svg [^>]*width="(\d+)" height="(\d+)"', text)
+    return int(found.group(1)), int(found.group(2))
+
+
+def svg_problems(text):
+    """A self-contained, well-formed SVG: nothing to fetch."""
+    import xml.etree.ElementTree as ElementTree
+    problems = []
+    try:
+        ElementTree.fromstring(text.encode())
+    except ElementTree.ParseError as error:
+        problems.append("not well-formed XML: %s" % error)
+    urls = set(re.findall(r'\b(?:https?|ftp|file|data):[^"\s<]*|\bhref=[^\s>]*|url\([^)]*\)|@import', text))
+    urls.discard("http://www.w3.org/2000/svg")   # the namespace's name, never fetched
+    if urls:
+        problems.append("refers to URLs: %s" % sorted(urls))
+    return problems
+
+
+def render(binaries, argv, input_text):
+    """Runs `sonde ARGV` with every build; they must agree, and the sanitizer
+    build must stay quiet. Returns the normal build's stdout."""
+    outputs = []
+    for binary, label, sanitized in binaries:
+        env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
+        proc = subprocess.run([binary] + argv, input=input_text, capture_output=True, text=True,
+                              timeout=60, env=env)
+        if proc.returncode != 0 or SANITIZER_RE.search(proc.stderr):
+            raise RuntimeError("%s %s failed (%d):\n%s" % (label, " ".join(argv), proc.returncode,
+                                                           indent(proc.stderr)))
+        outputs.append(proc.stdout)
+    if any(output != outputs[0] for output in outputs):
+        raise RuntimeError("the builds drew different pictures for %s" % " ".join(argv))
+    return outputs[0]
+
+
+def traced_run(sonde, argv, workload, timeout=20):
+    """Starts sonde, waits for its banner, runs the workload, returns stdout."""
+    proc = subprocess.Popen([sonde] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    banner = proc.stderr.readline()
+    if not BANNER_RE.match(banner.strip()):
+        proc.kill()
+        raise RuntimeError("sonde did not attach: %s%s" % (banner, proc.stderr.read()))
+    workload()
+    stdout, stderr = proc.communicate(timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError("sonde exited %d:\n%s" % (proc.returncode, indent(stderr)))
+    return stdout
+
+
+def browser_flamegraph(binaries, tmp):
+    """A real profile of flame_prog, drawn and driven in the browser."""
+    problems = []
+    program = build_tool("flame_prog", flags=("-O1", "-fno-omit-frame-pointer"))
+    target = subprocess.Popen([program, "5"])
+    try:
+        text = traced_run(binaries[0][0], [
+            "-e", "profile:hz:999 /pid == %d/ { @[kstack, ustack, comm] = count(); } "
+                  "interval:s:2 { exit(); }" % target.pid], lambda: None)
+    finally:
+        target.kill()
+        target.wait()
+    folded = render(binaries, ["flamegraph", "--folded"], text)
+    stacks = [(line.rsplit(" ", 1)[0].split(";"), int(line.rsplit(" ", 1)[1]))
+              for line in folded.splitlines()]
+    total = sum(count for _, count in stacks)
+    heaviest = max(stacks, key=lambda stack: stack[1])[0] if stacks else []
+    if heaviest[:1] != ["flame_prog"] or heaviest[-len(FLAME_CHAIN):] != FLAME_CHAIN:
+        problems.append("heaviest stack %s does not end in %s" % (heaviest, FLAME_CHAIN))
+    hot = sum(count for frames, count in stacks if "flame_hot" in frames)
+    share = hot / total if total else 0
+    if not HOT_SHARE[0] <= share <= HOT_SHARE[1]:
+        problems.append("flame_hot has %.3f of %d samples, not within %s" % (share, total, HOT_SHARE))
+
+    svg_text = render(binaries, ["flamegraph", "--title", "flame_prog <test> & profile"], text)
+    problems += svg_problems(svg_text)
+    svg_path = os.path.join(tmp, "flame.svg")
+    with open(svg_path, "w") as handle:
+        handle.write(svg_text)
+    page = browser_page("check_flamegraph.html", svg_path, frame="flame_hot")
+    expect = [
+        ("an error", page.get("error"), None),
+        ("external references", page.get("externalRefs"), 0),
+        ("flame_hot frames", page.get("found"), 1),
+        ("samples of flame_hot", page.get("samples"), hot),
+        ("details line on hover", (page.get("details") or "").startswith("flame_hot (%d samples" % hot), True),
+        ("highlighted frames", page.get("highlighted"), ["flame_hot"]),
+        ("matched text", page.get("matchedText"), "Matched: %.1f%%" % (100.0 * hot / total if total else 0)),
+        ("highlighted after clearing", page.get("afterClear"), 0),
+        ("root greyed when zoomed", page.get("rootParent"), True),
+        ("Reset Zoom shown when zoomed", page.get("resetVisible"), "1"),
+        ("frames hidden after reset", page.get("hiddenAfterReset"), 0),
+    ]
+    for what, got, want in expect:
+        if got != want:
+            problems.append("%s: %r, expected %r" % (what, got, want))
+    for what, got, want in [("width share", page.get("share"), share),
+                            ("search share", (page.get("searchPercent") or 0) / 100, share),
+                            ("zoomed width", page.get("zoomedWidth"), 1.0),
+                            ("width after reset", page.get("resetShare"), share)]:
+        if got is None or abs(got - want) > 0.005:
+            problems.append("%s: %r, expected %.4f" % (what, got, want))
+    if "flame_cold" not in page.get("hiddenAfterZoom", []):
+        problems.append("zooming into flame_hot left flame_cold shown; hidden: %r"
+                        % page.get("hiddenAfterZoom"))
+    browser_screenshot(svg_path, os.path.join(SCREENSHOTS, "flamegraph.png"), *svg_size(svg_text))
+    if problems:
+        return "FAIL", "\n".join(problems) + "\nfolded:\n" + indent(folded)
+    return "PASS", "flame_hot %.1f%% of %d samples" % (100 * share, total)
+
+
+def browser_heatmap(binaries, tmp):
+    """Reads of two known sizes in two intervals, drawn and read back."""
+    problems = []
+    program = os.path.join(tmp, "heat_bursts")
+    shutil.copy(build_tool("read_bursts"), program)
+    text = traced_run(binaries[0][0], [
+        "-f", "json", "-e",
+        'tracepoint:syscalls:sys_exit_read /comm == "heat_bursts"/ { @ = hist(args->ret); } '
+        'interval:s:1 { time("%H:%M:%S\\n"); print(@); clear(@); } interval:s:6 { exit(); }'],
+        lambda: subprocess.run([program, "64", "100", "4096", "300"], check=True))
+    # what each interval printed: a time record, then a hist record if it had events
+    columns, labels = [], []
+    for line in text.splitlines():
+        record = json.loads(line) if line.strip() else {}
+        if record.get("type") == "time":
+            columns.append({})
+            labels.append(record["data"].strip())
+        elif record.get("type") == "hist" and columns:
+            for bucket in record["data"]["@"]:
+                if bucket["count"]:
+                    columns[-1][(bucket["min"], bucket["max"])] = bucket["count"]
+    svg_text = render(binaries, ["heatmap", "--title", "read sizes"], text)
+    problems += svg_problems(svg_text)
+    svg_path = os.path.join(tmp, "heat.svg")
+    with open(svg_path, "w") as handle:
+        handle.write(svg_text)
+    page = browser_page("check_heatmap.html", svg_path)
+    drawn = {}
+    for cell in page.get("cells", []):
+        low_high = re.search(r", (\d+)-(\d+), (\d+)$", cell["title"])
+        if cell["count"]:
+            if cell["fill"] == "rgb(255,255,255)" or cell["width"] <= 0 or cell["height"] <= 0:
+                problems.append("cell %r has a count but is not drawn" % cell)
+            if not low_high or int(low_high.group(3)) != cell["count"]:
+                problems.append("cell title %r does not give its count" % cell["title"])
+            else:
+                drawn.setdefault(cell["column"], {})[
+                    (int(low_high.group(1)), int(low_high.group(2)))] = cell["count"]
+        elif cell["fill"] != "rgb(255,255,255)":
+            problems.append("empty cell %r is coloured" % cell)
+    expected = {i: column for i, column in enumerate(columns) if column}
+    if drawn != expected:
+        problems.append("cells with counts %r, expected %r" % (drawn, expected))
+    sizes = {}
+    for column in columns:
+        for key, count in column.items():
+            sizes[key] = sizes.get(key, 0) + count
+    if sizes.get((64, 127)) != 100 or sizes.get((4096, 8191)) != 300:
+        problems.append("the stream itself lacks the 100 reads of 64 and 300 of 4096 bytes: %r" % sizes)
+    busy = [i for i, column in enumerate(columns) if column]
+    if len(busy) < 2 or all(columns[i] for i in range(busy[0], busy[-1] + 1)):
+        problems.append("expected an empty interval between the bursts, intervals: %r" % columns)
+    if page.get("columnLabels", [])[:len(labels)] != labels:
+        problems.append("interval labels %r, expected the times %r" % (page.get("columnLabels"), labels))
+    if page.get("details") != page.get("fullestTitle") or "300" not in (page.get("details") or ""):
+        problems.append("hover over the fullest cell shows %r" % page.get("details"))
+    if page.get("externalRefs") or page.get("error") or not page.get("scriptApi"):
+        problems.append("page: %r" % {k: page.get(k) for k in ("externalRefs", "error", "scriptApi")})
+    browser_screenshot(svg_path, os.path.join(SCREENSHOTS, "heatmap.png"), *svg_size(svg_text))
+    if problems:
+        return "FAIL", "\n".join(problems) + "\nstream:\n" + indent(text)
+    return "PASS", "%d intervals, %d with events" % (len(columns), len(busy))
+
+
+def run_browser(report, args, binaries):
+    tests = [("browser/flamegraph-profile", browser_flamegraph),
+             ("browser/heatmap-read-sizes", browser_heatmap)]
+    binaries = [b for b in binaries if os.path.exists(b[0])]
+    for name, test in tests:
+        if args.filter and args.filter not in name:
+            continue
+        if not chromium_binary():
+            report.result("SKIP", name, "chromium is not installed (tests/setup.sh installs it)")
+            continue
+        tmp = tempfile.mkdtemp(prefix="sonde-browser-")
+        try:
+            status, details = test(binaries, tmp)
+        except Exception as error:
+            status, details = "FAIL", "runner error: %s" % error
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        report.result(status, name, details)
+
+
+# --------------------------------------------------------------------------
 # VM cases: tests/vm/*.test inside a QEMU guest
 
 RUN_IN_VM = os.path.join(TESTS, "vm", "run-in-vm")
@@ -1712,7 +1955,7 @@ def run_toolsdiff(report, args, sonde):
 def main():
     parser = argparse.ArgumentParser(description="Run sonde's tests.")
     parser.add_argument("--only", choices=["unit", "runtime", "diff", "toolsdiff", "special",
-                                           "vm"])
+                                           "browser", "vm"])
     parser.add_argument("--filter", help="run only cases whose name contains SUBSTR")
     parser.add_argument("--sonde", help="binary to test (default: build/sonde, then "
                         "build/asan/sonde for runtime and special tests)")
@@ -1734,7 +1977,7 @@ def main():
         print("note: not root; runtime, diff and special tests need root", flush=True)
 
     groups = [args.only] if args.only else ["unit", "runtime", "diff", "toolsdiff", "special",
-                                             "vm"]
+                                             "browser", "vm"]
     if "unit" in groups and not args.sonde:
         run_unit(report, args)
     if "runtime" in groups:
@@ -1745,6 +1988,8 @@ def main():
         run_toolsdiff(report, args, sonde)
     if "special" in groups:
         run_special(report, args, binaries, testing_bpftrace)
+    if "browser" in groups and not testing_bpftrace:
+        run_browser(report, args, binaries)
     if "vm" in groups:
         # Normal build only: the sanitizer build is too slow under emulation.
         run_vm(report, args, binaries[0][0], testing_bpftrace)

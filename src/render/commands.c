@@ -93,10 +93,16 @@ static bool command_number(const char *text, double *value)
 	return *text && !*end && !errno;
 }
 
-/* The option getopt could not take, as the user typed it. */
-static const char *command_bad_option(int argc, char **argv)
+/* The option getopt could not take (option is ':' when its value is
+ * missing), named as the user typed it. */
+static int command_bad_option(const char *command, int option, int argc, char **argv)
 {
-	return optind - 1 < argc && optind > 1 ? argv[optind - 1] : "?";
+	const char *typed = optind - 1 < argc && optind > 1 ? argv[optind - 1] : "?";
+
+	if (option == ':')
+		return command_fail(command, "%s needs a value", typed);
+	return command_fail(command, "unknown option '%s' (sonde %s --help lists the options)",
+			    typed, command);
 }
 
 static char *command_read(const char *command, const char *path, size_t *length)
@@ -162,7 +168,7 @@ int flamegraph_command(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (option) {
 		case OPT_TITLE: options.title = optarg; break;
 		case OPT_SUBTITLE: options.subtitle = optarg; break;
@@ -186,9 +192,7 @@ int flamegraph_command(int argc, char **argv)
 			fputs(flamegraph_usage, stdout);
 			return 0;
 		default:
-			return command_fail("flamegraph", "unknown option or missing value '%s' "
-					    "(sonde flamegraph --help lists the options)",
-					    command_bad_option(argc, argv));
+			return command_bad_option("flamegraph", option, argc, argv);
 		}
 	}
 	if (diff && argc - optind != 2)
@@ -237,7 +241,7 @@ int heatmap_command(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (option) {
 		case OPT_TITLE: options.title = optarg; break;
 		case OPT_WIDTH:
@@ -249,9 +253,7 @@ int heatmap_command(int argc, char **argv)
 			fputs(heatmap_usage, stdout);
 			return 0;
 		default:
-			return command_fail("heatmap", "unknown option or missing value '%s' "
-					    "(sonde heatmap --help lists the options)",
-					    command_bad_option(argc, argv));
+			return command_bad_option("heatmap", option, argc, argv);
 		}
 	}
 	if (argc - optind > 1)

@@ -179,20 +179,10 @@ static void flame_lay_out(const struct folded_set *now, const struct folded_set 
 	free(stacks);
 }
 
-static int flame_rank(unsigned char c)
-{
-	return c == 0 ? 0 : c == ';' ? 1 : c + 1;
-}
-
-/* Frame by frame, as folded_sorted() orders them. */
 static int flame_stack_compare(const void *a, const void *b)
 {
-	const unsigned char *left = (const unsigned char *)((const struct flame_stack *)a)->frames;
-	const unsigned char *right = (const unsigned char *)((const struct flame_stack *)b)->frames;
-
-	for (; *left && *left == *right; left++, right++)
-		;
-	return flame_rank(*left) - flame_rank(*right);
+	return folded_compare_frames(((const struct flame_stack *)a)->frames,
+				     ((const struct flame_stack *)b)->frames);
 }
 
 /* ---- colours ---- */

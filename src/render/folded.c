@@ -101,17 +101,18 @@ static int folded_rank(unsigned char c)
 	return c == 0 ? 0 : c == ';' ? 1 : c + 1;
 }
 
-/* Frame by frame: ';' sorts before every other byte, so that the stacks
- * under one frame are neighbours ("a;b;c" before "a;b!"), which is what
- * lets a flame graph merge them in one pass. */
-static int folded_compare(const void *a, const void *b)
+/* Frame by frame, which is what lets a flame graph merge in one pass. */
+int folded_compare_frames(const char *left, const char *right)
 {
-	const unsigned char *left = (const unsigned char *)(*(const struct folded_stack *const *)a)->frames;
-	const unsigned char *right = (const unsigned char *)(*(const struct folded_stack *const *)b)->frames;
-
 	for (; *left && *left == *right; left++, right++)
 		;
-	return folded_rank(*left) - folded_rank(*right);
+	return folded_rank((unsigned char)*left) - folded_rank((unsigned char)*right);
+}
+
+static int folded_compare(const void *a, const void *b)
+{
+	return folded_compare_frames((*(const struct folded_stack *const *)a)->frames,
+				     (*(const struct folded_stack *const *)b)->frames);
 }
 
 const struct folded_stack **folded_sorted(const struct folded_set *set)
@@ -498,12 +499,19 @@ static bool folded_kernel_frame(const char *text, size_t length)
 	return length == 16 && folded_all_hex(text, length) && strncmp(text, "ffff", 4) == 0;
 }
 
-/* Which stack positions of map hold kernel stacks: judged by frames, or
- * the first of two stacks when the frames say nothing. Bit i: position i. */
+/* Which stack positions of map hold kernel stacks (bit i: position i).
+ * Each position is judged by the share of its frames that look like the
+ * kernel's: a user stack can hold a frame or two that do (a function of
+ * its own called "schedule", a stray kernel-range word), a kernel stack is
+ * full of them. With several stacks, the one that looks most like the
+ * kernel's is; when none looks like it at all, the first of two is, as in
+ * the usual `@[kstack, ustack, comm]`. */
 static uint64_t folded_kernel_positions(const struct folded_entry *entries, int count,
 					const char *map)
 {
-	uint64_t kernel = 0, stacks = 0;
+	int kernel_frames[64] = { 0 }, frames[64] = { 0 };
+	uint64_t stacks = 0;
+	int best = -1;
 
 	for (int i = 0; i < count; i++) {
 		if (strcmp(entries[i].map, map) != 0)
@@ -515,15 +523,37 @@ static uint64_t folded_kernel_positions(const struct folded_entry *entries, int 
 				continue;
 			stacks |= 1ull << j;
 			for (int k = 0; k < element->frames.texts.count; k++) {
-				if (folded_kernel_frame(element->frames.texts.items[k],
-							element->frames.lengths.items[k]))
-					kernel |= 1ull << j;
+				frames[j]++;
+				kernel_frames[j] += folded_kernel_frame(element->frames.texts.items[k],
+									element->frames.lengths.items[k]);
 			}
 		}
 	}
-	if (!kernel && __builtin_popcountll(stacks) == 2)
-		kernel = stacks & -stacks;
-	return kernel;
+	for (int j = 0; j < 64; j++) {
+		/* compare kernel_frames[j] / frames[j] without dividing */
+		if (kernel_frames[j] && (best < 0 || (int64_t)kernel_frames[j] * frames[best] >
+						     (int64_t)kernel_frames[best] * frames[j]))
+			best = j;
+	}
+	if (best >= 0 && (__builtin_popcountll(stacks) > 1 || kernel_frames[best] * 4 >= frames[best]))
+		return 1ull << best;
+	if (best < 0 && __builtin_popcountll(stacks) == 2)
+		return stacks & -stacks;
+	return 0;
+}
+
+/* A map's frame: "hot+22", or in ustack(perf)/kstack(perf) mode
+ * "55d2c70c014f hot+38 (/tmp/prog)", which reads like a perf script frame. */
+static void folded_put_map_frame(struct strbuf *out, const char *text, size_t length)
+{
+	const char *space;
+
+	folded_trim(&text, &length);
+	space = memchr(text, ' ', length);
+	if (space && text[length - 1] == ')' && folded_all_hex(text, (size_t)(space - text)))
+		folded_put_perf_frame(out, text, length);
+	else
+		folded_put_frame(out, text, length);
 }
 
 static void folded_add_entry(struct folded_set *set, const struct folded_entry *entry,
@@ -539,7 +569,7 @@ static void folded_add_entry(struct folded_set *set, const struct folded_entry *
 				folded_put_name(stack, element->text, element->length);
 			/* user frames before kernel frames, each outermost first */
 			if (element->stack && (pass == 1) == !is_kernel && pass > 0)
-				folded_put_reversed(stack, &element->frames, folded_put_frame);
+				folded_put_reversed(stack, &element->frames, folded_put_map_frame);
 		}
 	}
 	folded_add(set, stack->data ? stack->data : "", entry->count);

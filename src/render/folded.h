@@ -40,6 +40,9 @@ int folded_find(const struct folded_set *set, const char *frames);
 int folded_parse(struct folded_set *set, const char *text, size_t length, char **error);
 /* Appends the set as folded lines, sorted by stack, to out. */
 void folded_write(const struct folded_set *set, struct strbuf *out);
+/* strcmp() for frames: ';' sorts before every other byte, so that the
+ * stacks under one frame are neighbours ("a;b;c" before "a;b!"). */
+int folded_compare_frames(const char *left, const char *right);
 /* The set's stacks sorted by their frames (as folded_write lists them);
  * an array of set->stacks.count pointers into the set, caller frees. */
 const struct folded_stack **folded_sorted(const struct folded_set *set);

@@ -13,7 +13,9 @@
  * or an object of such arrays for a keyed map, summed into one column) and
  * the histogram tools' `--json` record (`{"unit", "buckets": [{"low",
  * "high", "count"}]}`). Both give inclusive ranges. A printf or time record
- * just before (a tool's -T timestamp, bpftrace's time()) labels the column.
+ * just before (a tool's -T timestamp, bpftrace's time()) labels the column;
+ * such labels are also what shows an interval without events, which prints
+ * no histogram at all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@
 #define HEAT_GRAPH_HEIGHT_MAX 640
 #define HEAT_ROW_HEIGHT 18
 #define HEAT_LABELS_MAX 20
+#define HEAT_ROWS_MAX 4096    /* gap filling stops here */
 
 void heatmap_begin_column(struct heatmap *map, const char *label)
 {
@@ -133,8 +136,11 @@ static int heat_read_hist(struct heatmap *map, const struct json_value *data, ch
 	return status;
 }
 
-/* A short one-line text is kept as the next column's label. */
-static void heat_take_label(const struct json_value *data, char **label)
+/* A short one-line text is kept as the next column's label. Intervals
+ * with no events print their time but no histogram (an empty map prints
+ * nothing): a label still waiting when the next one comes is such an
+ * interval, and gets an empty column. */
+static void heat_take_label(struct heatmap *map, const struct json_value *data, char **label)
 {
 	const char *text;
 	size_t length;
@@ -151,6 +157,8 @@ static void heat_take_label(const struct json_value *data, char **label)
 		length--;
 	if (!length || length > 40 || memchr(text, '\n', length))
 		return;
+	if (*label)
+		heatmap_begin_column(map, *label);
 	free(*label);
 	*label = xstrndup(text, length);
 }
@@ -179,7 +187,7 @@ static int heat_read_record(struct heatmap *map, const struct json_value *record
 	if (strcmp(type->text, "hist") == 0)
 		return heat_read_hist(map, json_member(record, "data"), label, line, error);
 	if (strcmp(type->text, "printf") == 0 || strcmp(type->text, "time") == 0)
-		heat_take_label(json_member(record, "data"), label);
+		heat_take_label(map, json_member(record, "data"), label);
 	return 0;
 }
 
@@ -210,6 +218,8 @@ int heatmap_parse_json(struct heatmap *map, const char *text, size_t length, cha
 		status = heat_read_record(map, record, &label, line, error);
 		json_free(record);
 	}
+	if (label && !status)
+		heatmap_begin_column(map, label);
 	free(label);
 	return status;
 }
@@ -227,26 +237,52 @@ static int heat_compare_rows(const void *a, const void *b)
 	return 0;
 }
 
-/* Every distinct bucket range of all columns, low first. */
+/* The bucket after row, in the row's pattern: doubling for a power-of-two
+ * bucket (hist), the same width otherwise (lhist); never past limit. */
+static struct heatmap_bucket heat_next_bucket(const struct heatmap_bucket *row, int64_t limit)
+{
+	struct heatmap_bucket next = { .low = row->high };
+	int64_t width = row->high - row->low;
+
+	if (row->low > 0 && row->high == 2 * row->low)
+		width = row->high;
+	next.high = width > 0 && limit - next.low > width ? next.low + width : limit;
+	return next;
+}
+
+/* Every distinct bucket range of all columns, low first, with the gaps
+ * between them filled (a histogram prints only the buckets it has, so a
+ * range no interval reached would otherwise vanish from the axis). */
 static struct heatmap_bucket *heat_rows(const struct heatmap *map, int *count)
 {
-	struct heatmap_bucket *rows = NULL;
-	int total = 0, unique = 0;
+	VEC(struct heatmap_bucket) rows = { 0 };
+	struct heatmap_bucket *all;
+	int total = 0;
 
 	for (int i = 0; i < map->columns.count; i++)
 		total += map->columns.items[i].buckets.count;
-	rows = xcalloc(total + 1, sizeof(*rows));
+	all = xcalloc(total + 1, sizeof(*all));
 	for (int i = 0, k = 0; i < map->columns.count; i++) {
 		for (int j = 0; j < map->columns.items[i].buckets.count; j++)
-			rows[k++] = map->columns.items[i].buckets.items[j];
+			all[k++] = map->columns.items[i].buckets.items[j];
 	}
-	qsort(rows, total, sizeof(*rows), heat_compare_rows);
+	qsort(all, total, sizeof(*all), heat_compare_rows);
 	for (int i = 0; i < total; i++) {
-		if (unique == 0 || heat_compare_rows(&rows[unique - 1], &rows[i]) != 0)
-			rows[unique++] = rows[i];
+		if (rows.count && heat_compare_rows(&rows.items[rows.count - 1], &all[i]) == 0)
+			continue;
+		while (rows.count && rows.items[rows.count - 1].high < all[i].low &&
+		       rows.count < HEAT_ROWS_MAX) {
+			struct heatmap_bucket gap = heat_next_bucket(&rows.items[rows.count - 1], all[i].low);
+
+			vec_push(&rows, gap);
+		}
+		vec_push(&rows, all[i]);
 	}
-	*count = unique;
-	return rows;
+	free(all);
+	for (int i = 0; i < rows.count; i++)
+		rows.items[i].count = 0;
+	*count = rows.count;
+	return rows.items;
 }
 
 static void heat_range(struct strbuf *out, const struct heatmap_bucket *row)
