@@ -112,19 +112,9 @@ void picture_heatmap_begin(struct picture *picture, const char *unit)
 
 void picture_heatmap_add(struct picture *picture, int64_t low, int64_t high, uint64_t count)
 {
-	struct heatmap_column *column;
-
-	if (!picture->heatmap.columns.count)
-		return;
-	column = &picture->heatmap.columns.items[picture->heatmap.columns.count - 1];
-	/* several keys' histograms in one interval add up */
-	for (int i = 0; i < column->buckets.count; i++) {
-		if (column->buckets.items[i].low == low && column->buckets.items[i].high == high) {
-			column->buckets.items[i].count += count;
-			return;
-		}
-	}
-	heatmap_add_bucket(&picture->heatmap, low, high, count);
+	/* several keys' histograms in one interval add up (heatmap.c sums them) */
+	if (picture->heatmap.columns.count)
+		heatmap_add_bucket(&picture->heatmap, low, high, count);
 }
 
 void picture_heatmap_end(struct picture *picture)
