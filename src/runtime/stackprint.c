@@ -44,9 +44,41 @@ struct stack_entry {
 static void stack_frame_name(struct strbuf *sb, bool is_kernel, uint64_t pid, uint64_t address)
 {
 	struct symbol_lookup symbol;
-	int err = is_kernel ? symbols_kernel(address, &symbol)
-			    : symbols_user((pid_t)pid, address, &symbol);
-	strbuf_puts(sb, err == 0 && symbol.name ? symbol.name : "[unknown]");
+	const char *name = NULL;
+	if (is_kernel)
+		symbols_kernel_names(&address, 1, &name); /* named by stack_name_kernel_frames() */
+	else if (symbols_user((pid_t)pid, address, &symbol) == 0)
+		name = symbol.name;
+	strbuf_puts(sb, name ? name : "[unknown]");
+}
+
+/* Every kernel frame of the map named at once: two reads of kallsyms
+ * instead of holding its whole table (symbols_kernel_names). */
+static void stack_name_kernel_frames(const struct map_desc *map, const struct map_snapshot *snap)
+{
+	const struct type *key_type = map->key_type;
+	int field_count = map->key_is_multi ? key_type->field_count : 1;
+	VEC(uint64_t) addresses = { 0 };
+	uint64_t frames[SYMBOLS_MAX_FRAMES];
+
+	for (int i = 0; i < snap->count; i++) {
+		for (int f = 0; f < field_count; f++) {
+			const struct type *type = map->key_is_multi ? key_type->fields[f].type : key_type;
+			if (type->kind != TYPE_STACK || type->is_user_pointer)
+				continue;
+			struct stack_value value;
+			memcpy(&value, snapshot_key(snap, i) +
+				       (map->key_is_multi ? key_type->fields[f].offset : 0), sizeof(value));
+			int count = value.stack_id < 0 ? 0
+				    : symbols_read_stack(type->stack_depth, value.stack_id, frames);
+			for (int n = 0; n < count; n++)
+				vec_push(&addresses, frames[n]);
+		}
+	}
+	const char **names = xcalloc((size_t)addresses.count + 1, sizeof(*names));
+	symbols_kernel_names(addresses.items, addresses.count, names);
+	free(names);
+	free(addresses.items);
 }
 
 static void stack_part_of_stack(struct stack_part *part, const struct type *type,
@@ -197,6 +229,7 @@ int print_tool_stacks(const struct output *out, const struct map_desc *map,
 
 	if (err)
 		return err;
+	stack_name_kernel_frames(map, &snap);
 	struct stack_entry *entries = xcalloc(snap.count + 1, sizeof(*entries));
 	for (int i = 0; i < snap.count; i++) {
 		stack_entry_build(&entries[i], map, snapshot_key(&snap, i), event->stack_style);

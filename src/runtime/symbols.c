@@ -91,19 +91,29 @@ int symbols_read_stack(int depth, int64_t stack_id, uint64_t *frames)
 
 /* ---- kernel symbols ---- */
 
+struct kernel_named {
+	uint64_t address;
+	char *name;
+};
+
+/* 16 bytes a symbol: a profile of the kernel holds some 120,000 of them. */
 struct kernel_symbol {
 	uint64_t address;
-	const char *name;
-	const char *module; /* "ext4" for "[ext4]"; NULL in the kernel image */
-	int line; /* position in kallsyms, to break ties between aliases */
+	uint32_t name;   /* offset in kernel.names; grows with the line, so it also
+			  * orders aliases as kallsyms lists them */
+	int32_t module;  /* index in kernel.modules; -1 in the kernel image */
 };
 
 static struct {
 	bool loaded;
 	char *path;    /* NULL: /proc/kallsyms */
-	char *text;    /* the whole file; names point into it */
+	struct strbuf names;  /* every name, NUL-terminated, one after another */
+	VEC(char *) modules;  /* "ext4" for "[ext4]", each once */
 	struct kernel_symbol *symbols;
 	int count;
+	/* symbols_kernel_names() without the table: addresses already named
+	 * (name NULL: none), sorted by address */
+	VEC(struct kernel_named) named;
 } kernel;
 
 static int kernel_compare(const void *pa, const void *pb)
@@ -112,56 +122,93 @@ static int kernel_compare(const void *pa, const void *pb)
 
 	if (a->address != b->address)
 		return a->address < b->address ? -1 : 1;
-	return (a->line > b->line) - (a->line < b->line);
+	return (a->name > b->name) - (a->name < b->name);
 }
+
+/* The index of a module's name; kallsyms lists a module's symbols together,
+ * so the last one is nearly always the one. */
+static int32_t kernel_module_index(const char *module, size_t length)
+{
+	for (int i = kernel.modules.count - 1; i >= 0; i--) {
+		const char *known = kernel.modules.items[i];
+		if (strlen(known) == length && memcmp(known, module, length) == 0)
+			return i;
+	}
+	vec_push(&kernel.modules, xstrndup(module, length));
+	return kernel.modules.count - 1;
+}
+
+/* One symbol line of kallsyms; the strings point into the line. */
+struct kallsyms_line {
+	uint64_t address;
+	const char *name;
+	size_t name_length;
+	const char *module;  /* NULL in the kernel image */
+	size_t module_length;
+};
 
 /*
  * Lines are "ffffffff81000000 T _text" with "\t[module]" after module
  * symbols. Absolute symbols ('a', 'A') are offsets rather than addresses,
- * and a zero address means kallsyms hides addresses from this user.
+ * and a zero address means kallsyms hides addresses from this user: false
+ * for those.
  */
+static bool kallsyms_parse(const char *line, struct kallsyms_line *out)
+{
+	char *cursor;
+	out->address = strtoull(line, &cursor, 16);
+	if (cursor == line || cursor[0] != ' ' || !cursor[1] || cursor[2] != ' ' ||
+	    out->address == 0 || cursor[1] == 'a' || cursor[1] == 'A')
+		return false;
+	out->name = cursor + 3;
+	out->name_length = strcspn(out->name, " \t\n");
+	out->module = NULL;
+	out->module_length = 0;
+	if (out->name[out->name_length] == '\t' && out->name[out->name_length + 1] == '[') {
+		out->module = out->name + out->name_length + 2;
+		out->module_length = strcspn(out->module, "]\n");
+	}
+	return out->name_length > 0;
+}
+
+static FILE *kallsyms_open(void)
+{
+	return fopen(kernel.path ? kernel.path : "/proc/kallsyms", "r");
+}
+
+/* The whole table, for lookups one at a time (ksym(), kstack in printf and
+ * maps). The file (5 MB and more) is read a line at a time and only the
+ * names kept. */
 static void kernel_load(void)
 {
-	size_t length = 0;
+	FILE *file = kallsyms_open();
+	char *line = NULL;
+	size_t line_capacity = 0;
 	int capacity = 0;
 
 	kernel.loaded = true;
-	kernel.text = read_file(kernel.path ? kernel.path : "/proc/kallsyms", &length);
-	if (!kernel.text)
+	if (!file)
 		return;
-	for (char *line = kernel.text; line < kernel.text + length;) {
-		char *end = memchr(line, '\n', kernel.text + length - line);
-		if (!end)
-			end = kernel.text + length;
-		*end = '\0';
-
-		char *cursor;
-		uint64_t address = strtoull(line, &cursor, 16);
-		if (cursor != line && cursor[0] == ' ' && cursor[1] && cursor[2] == ' ' &&
-		    address != 0 && cursor[1] != 'a' && cursor[1] != 'A') {
-			char *name = cursor + 3;
-			char *module = NULL;
-			size_t name_length = strcspn(name, " \t");
-			if (name[name_length] == '\t' && name[name_length + 1] == '[') {
-				module = name + name_length + 2;
-				module[strcspn(module, "]")] = '\0';
-			}
-			name[name_length] = '\0';
-			if (*name) {
-				if (kernel.count == capacity) {
-					capacity = capacity ? capacity * 2 : 4096;
-					kernel.symbols = xrealloc(kernel.symbols,
-								  sizeof(*kernel.symbols) * capacity);
-				}
-				kernel.symbols[kernel.count] = (struct kernel_symbol){
-					.address = address, .name = name, .module = module,
-					.line = kernel.count,
-				};
-				kernel.count++;
-			}
+	while (getline(&line, &line_capacity, file) > 0) {
+		struct kallsyms_line parsed;
+		if (!kallsyms_parse(line, &parsed) ||
+		    kernel.names.length > UINT32_MAX - parsed.name_length - 1)
+			continue;
+		int32_t module = parsed.module ? kernel_module_index(parsed.module,
+								     parsed.module_length) : -1;
+		if (kernel.count == capacity) {
+			capacity = capacity ? capacity * 2 : 4096;
+			kernel.symbols = xrealloc(kernel.symbols, sizeof(*kernel.symbols) * capacity);
 		}
-		line = end + 1;
+		kernel.symbols[kernel.count++] = (struct kernel_symbol){
+			.address = parsed.address, .name = (uint32_t)kernel.names.length,
+			.module = module,
+		};
+		strbuf_append(&kernel.names, parsed.name, parsed.name_length);
+		strbuf_putc(&kernel.names, '\0');
 	}
+	free(line);
+	fclose(file);
 	qsort(kernel.symbols, kernel.count, sizeof(*kernel.symbols), kernel_compare);
 }
 
@@ -184,20 +231,163 @@ int symbols_kernel(uint64_t address, struct symbol_lookup *out)
 	int found = low - 1;
 	while (found > 0 && kernel.symbols[found - 1].address == kernel.symbols[found].address)
 		found--;
-	out->name = kernel.symbols[found].name;
-	out->offset = address - kernel.symbols[found].address;
-	out->module = kernel.symbols[found].module;
+	const struct kernel_symbol *symbol = &kernel.symbols[found];
+	out->name = kernel.names.data + symbol->name;
+	out->offset = address - symbol->address;
+	out->module = symbol->module >= 0 ? kernel.modules.items[symbol->module] : NULL;
 	return 0;
+}
+
+static int compare_addresses(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+	return (a > b) - (a < b);
+}
+
+/* The index of the last of count sorted values that is <= value; -1 if none. */
+static int last_at_or_below(const uint64_t *values, int count, uint64_t value)
+{
+	int low = 0, high = count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		if (values[middle] <= value)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low - 1;
+}
+
+static struct kernel_named *kernel_named_find(uint64_t address)
+{
+	int low = 0, high = kernel.named.count - 1;
+	while (low <= high) {
+		int middle = low + (high - low) / 2;
+		uint64_t found = kernel.named.items[middle].address;
+		if (found == address)
+			return &kernel.named.items[middle];
+		if (found < address)
+			low = middle + 1;
+		else
+			high = middle - 1;
+	}
+	return NULL;
+}
+
+static int compare_named(const void *pa, const void *pb)
+{
+	const struct kernel_named *a = pa, *b = pb;
+	return (a->address > b->address) - (a->address < b->address);
+}
+
+/*
+ * Names the addresses not named yet in two passes over kallsyms: the first
+ * keeps only symbol addresses (8 bytes each) to find the symbol holding each
+ * address, the second keeps only those symbols' names. A big profile's
+ * few thousand kernel frames then cost their names, not 120,000 of them.
+ */
+static void kernel_name_batch(const uint64_t *addresses, int count)
+{
+	VEC(uint64_t) starts = { 0 };
+	char *line = NULL;
+	size_t line_capacity = 0;
+	struct kallsyms_line parsed;
+	FILE *file = kallsyms_open();
+
+	if (file) {
+		while (getline(&line, &line_capacity, file) > 0)
+			if (kallsyms_parse(line, &parsed))
+				vec_push(&starts, parsed.address);
+		fclose(file);
+	}
+	qsort(starts.items, starts.count, sizeof(uint64_t), compare_addresses);
+
+	/* the symbol start of each address, and those starts in order */
+	uint64_t *holders = xcalloc((size_t)count + 1, sizeof(uint64_t));
+	uint64_t *wanted = xcalloc((size_t)count + 1, sizeof(uint64_t));
+	char **wanted_names = xcalloc((size_t)count + 1, sizeof(char *));
+	int wanted_count = 0;
+	for (int i = 0; i < count; i++) {
+		int at = last_at_or_below(starts.items, starts.count, addresses[i]);
+		holders[i] = at >= 0 ? starts.items[at] : 0;
+		if (at >= 0)
+			wanted[wanted_count++] = holders[i];
+	}
+	free(starts.items);
+	qsort(wanted, wanted_count, sizeof(uint64_t), compare_addresses);
+
+	file = wanted_count ? kallsyms_open() : NULL;
+	if (file) {
+		/* the first line of an address wins, as in the whole table */
+		while (getline(&line, &line_capacity, file) > 0) {
+			if (!kallsyms_parse(line, &parsed))
+				continue;
+			int at = last_at_or_below(wanted, wanted_count, parsed.address);
+			if (at >= 0 && wanted[at] == parsed.address && !wanted_names[at])
+				wanted_names[at] = xstrndup(parsed.name, parsed.name_length);
+		}
+		fclose(file);
+	}
+	free(line);
+	for (int i = 0; i < count; i++) {
+		int at = holders[i] ? last_at_or_below(wanted, wanted_count, holders[i]) : -1;
+		struct kernel_named named = {
+			.address = addresses[i],
+			.name = at >= 0 && wanted_names[at] ? xstrdup(wanted_names[at]) : NULL,
+		};
+		vec_push(&kernel.named, named);
+	}
+	for (int i = 0; i < wanted_count; i++)
+		free(wanted_names[i]);
+	free(wanted_names);
+	free(wanted);
+	free(holders);
+	qsort(kernel.named.items, kernel.named.count, sizeof(*kernel.named.items), compare_named);
+}
+
+void symbols_kernel_names(const uint64_t *addresses, int count, const char **names)
+{
+	if (kernel.loaded) {
+		for (int i = 0; i < count; i++) {
+			struct symbol_lookup symbol;
+			names[i] = symbols_kernel(addresses[i], &symbol) == 0 ? symbol.name : NULL;
+		}
+		return;
+	}
+	uint64_t *missing = xcalloc((size_t)count + 1, sizeof(uint64_t));
+	int missing_count = 0;
+	for (int i = 0; i < count; i++)
+		if (!kernel_named_find(addresses[i]))
+			missing[missing_count++] = addresses[i];
+	qsort(missing, missing_count, sizeof(uint64_t), compare_addresses);
+	int unique = 0;
+	for (int i = 0; i < missing_count; i++)
+		if (!unique || missing[unique - 1] != missing[i])
+			missing[unique++] = missing[i];
+	if (unique)
+		kernel_name_batch(missing, unique);
+	free(missing);
+	for (int i = 0; i < count; i++) {
+		const struct kernel_named *named = kernel_named_find(addresses[i]);
+		names[i] = named ? named->name : NULL;
+	}
 }
 
 static void kernel_free(void)
 {
-	free(kernel.text);
+	strbuf_free(&kernel.names);
+	for (int i = 0; i < kernel.modules.count; i++)
+		free(kernel.modules.items[i]);
+	free(kernel.modules.items);
+	memset(&kernel.modules, 0, sizeof(kernel.modules));
 	free(kernel.symbols);
-	kernel.text = NULL;
 	kernel.symbols = NULL;
 	kernel.count = 0;
 	kernel.loaded = false;
+	for (int i = 0; i < kernel.named.count; i++)
+		free(kernel.named.items[i].name);
+	free(kernel.named.items);
+	memset(&kernel.named, 0, sizeof(kernel.named));
 }
 
 void symbols_set_kallsyms_path(const char *path)

@@ -37,6 +37,12 @@ struct symbol_lookup {
 /* The nearest kallsyms symbol at or below address. 0, or -ENOENT when
  * there is none (or kallsyms shows no addresses, as for non-root). */
 int symbols_kernel(uint64_t address, struct symbol_lookup *out);
+/* Names many kernel addresses at once (names[i]: the symbol holding
+ * addresses[i], NULL if none), reading kallsyms twice rather than keeping
+ * its whole table: for printing many stacks. With the table already loaded
+ * (symbols_kernel() was used), from the table. The strings stay valid until
+ * symbols_free(). */
+void symbols_kernel_names(const uint64_t *addresses, int count, const char **names);
 /* The function of process pid holding address. 0, or -ENOENT when the
  * process is gone (and was never looked at), the address is in no mapped
  * file, the vDSO or a perf map line, or no symbol covers it. -ENOENT is

@@ -140,6 +140,34 @@ static void test_kernel_fake(void)
 	check_text("kernel_below_all", kernel_text(0xffffffff80000000ull), "-2");
 }
 
+/* Many addresses named at once, without the whole table: the same names as
+ * one at a time, aliases and unsorted lines included. */
+static void test_kernel_batch(void)
+{
+	write_fake_kallsyms(); /* (setting the path drops the table loaded before) */
+	uint64_t addresses[] = { 0xffffffff81001010ull, 0xffffffff81000004ull, 0xffffffff81001900ull,
+				 0xffffffffc0001002ull, 0xffffffff80000000ull, 0xffffffff81001010ull,
+				 0xffffffff81002000ull };
+	const char *expected[] = { "do_one", "_stext", "weak_between", "mod_func", NULL, "do_one",
+				   "do_two" };
+	const char *names[7];
+	symbols_kernel_names(addresses, 7, names);
+	/* a second call finds them named already, with others new */
+	uint64_t more[] = { 0xffffffff81001010ull, 0xffffffff81002100ull };
+	const char *more_names[2];
+	symbols_kernel_names(more, 2, more_names);
+	for (int i = 0; i < 7; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "kernel_batch_%d", i);
+		check_true(name, expected[i] ? names[i] && strcmp(names[i], expected[i]) == 0
+					     : names[i] == NULL,
+			   "a frame of the batch is misnamed");
+	}
+	check_true("kernel_batch_again", more_names[0] && strcmp(more_names[0], "do_one") == 0 &&
+		   more_names[1] && strcmp(more_names[1], "do_two") == 0,
+		   "a second batch is misnamed");
+}
+
 /* The address of a text symbol of the running kernel, read here without
  * symbols.c. 0 when kallsyms hides addresses. */
 static uint64_t kallsyms_address(const char *wanted, uint64_t *next)
@@ -727,6 +755,7 @@ static void test_format_checks(void)
 int main(void)
 {
 	test_kernel_fake();
+	test_kernel_batch();
 	test_kernel_real();
 	test_user_self();
 	test_user_gone();
