@@ -234,7 +234,14 @@ static int parse_picture_line(const char *value, struct tool_header *out)
 					   : "Write a latency heat map of each interval's histogram "
 					     "to FILE (SVG)"),
 	};
+	/* among the options, before the positional arguments (--help lists them so) */
 	vec_push(&out->options, option);
+	int at = out->options.count - 1;
+	while (at > 0 && out->options.items[at - 1].is_positional) {
+		out->options.items[at] = out->options.items[at - 1];
+		at--;
+	}
+	out->options.items[at] = option;
 	return 0;
 }
 
