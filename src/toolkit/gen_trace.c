@@ -1,0 +1,7 @@
+#include "generator.h"
+#include <errno.h>
+int trace_generate(const struct tool_run *run, struct strbuf *program, char **error)
+{
+	*error = xstrdup("not yet");
+	return -ENOSYS;
+}
