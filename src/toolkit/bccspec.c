@@ -490,3 +490,57 @@ void bcc_expr_needs_free(struct bcc_expr_needs *needs)
 	free(needs->entries.items);
 	memset(needs, 0, sizeof(*needs));
 }
+
+/* Integer types sonde can cast to; anything else is read as a u64. */
+static const char *const cast_types[] = {
+	"int", "long", "short", "char", "size_t", "ssize_t", "off_t", "pid_t", "uid_t", "gid_t",
+	"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "int8", "int16", "int32", "int64",
+	"uint8", "uint16", "uint32", "uint64",
+};
+
+void bcc_params_declare(const bcc_param_list *params, struct strbuf *body)
+{
+	for (int i = 0; i < params->count; i++) {
+		const char *type = params->items[i].type;
+		bool cast = strncmp(type, "struct ", 7) == 0 && strchr(type, '*');
+		for (size_t t = 0; !cast && t < sizeof(cast_types) / sizeof(cast_types[0]); t++)
+			cast = strcmp(type, cast_types[t]) == 0;
+		if (cast)
+			strbuf_printf(body, "\t$%s = (%s)arg%d;\n", params->items[i].name, type, i);
+		else
+			strbuf_printf(body, "\t$%s = arg%d;\n", params->items[i].name, i);
+	}
+}
+
+char *bcc_type_cast(const char *type, const char *expr)
+{
+	for (size_t t = 0; t < sizeof(cast_types) / sizeof(cast_types[0]); t++)
+		if (strcmp(type, cast_types[t]) == 0)
+			return xasprintf("(%s)(%s)", type, expr);
+	return xstrdup(expr);
+}
+
+int bcc_probe_parse_head(const char *text, unsigned flags, struct bcc_probe *probe,
+			 bcc_param_list *params, size_t *used, char **error)
+{
+	size_t end = strcspn(text, " \t(#\"");
+	int status = bcc_probe_parse(text, end, flags, probe, error);
+	if (status < 0)
+		return status;
+	if (text[end] == '(') {
+		size_t close = end + 1 + bcc_scan_until(text + end + 1, ")");
+		if (text[close] != ')') {
+			*error = xasprintf("the signature in '%s' has no closing ')'", text);
+			bcc_probe_free(probe);
+			return -EINVAL;
+		}
+		status = bcc_params_parse(text + end + 1, close - end - 1, params, error);
+		if (status < 0) {
+			bcc_probe_free(probe);
+			return status;
+		}
+		end = close + 1;
+	}
+	*used = end;
+	return 0;
+}

@@ -79,16 +79,28 @@ bool bcc_kind_is_return(enum bcc_probe_kind kind);
  */
 size_t bcc_scan_until(const char *text, const char *stops);
 
+struct bcc_param;
+typedef VEC(struct bcc_param) bcc_param_list;
+
+/* Reads a probe and the signature right after it ("p:c:write(int fd)"),
+ * which ends at a blank, '#', '"' or the end; *used is where it stopped. */
+int bcc_probe_parse_head(const char *text, unsigned flags, struct bcc_probe *probe,
+			 bcc_param_list *params, size_t *used, char **error);
+
 /* A parameter of argdist's signature "(size_t size, int fd)". */
 struct bcc_param {
 	char *type;
 	char *name;
 };
-typedef VEC(struct bcc_param) bcc_param_list;
 
 /* Reads "type name, type name" (no parentheses). 0 or -EINVAL. */
 int bcc_params_parse(const char *text, size_t length, bcc_param_list *out, char **error);
 void bcc_params_free(bcc_param_list *params);
+/* `$name = (type)argN;` lines, one per parameter, for the top of a probe's
+ * body (types sonde cannot cast to are read as the plain u64). */
+void bcc_params_declare(const bcc_param_list *params, struct strbuf *body);
+/* "(type)(expr)" when sonde knows the integer type, else expr (a copy). */
+char *bcc_type_cast(const char *type, const char *expr);
 
 /* What an expression used that the generator must provide. */
 struct bcc_expr_needs {
