@@ -78,6 +78,9 @@ build/gen/syscall_names.h: $(UNISTD_H)
 
 build/obj/src/common/names.o build/asan/obj/src/common/names.o: $(GEN_HDRS)
 
+# the SVGs' scripts are pulled into scripts.o with .incbin
+build/obj/src/render/scripts.o build/asan/obj/src/render/scripts.o: $(wildcard src/render/*.js)
+
 asan: build/asan/sonde
 build/asan/sonde: $(ASAN_OBJS)
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)

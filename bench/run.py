@@ -104,6 +104,8 @@ def build(workdir):
     workload = os.path.join(workdir, "workload")
     subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", workload,
                     os.path.join(BENCH_DIR, "workload.c")], check=True)
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", os.path.join(workdir, "stacks"),
+                    os.path.join(BENCH_DIR, "stacks.c")], check=True)
     return workload
 
 
@@ -828,6 +830,112 @@ def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
     results.context["tools kernel cost"] = details
 
 
+# ---------------------------------------------------------------- 7. profile
+
+BPF_PROG_TYPE_PERF_EVENT = 7
+PROFILE_BPFTRACE = "profile:hz:%d { @[kstack, ustack, comm] = count(); }"
+
+
+def profile_run(command, seconds, workdir, stacks_bin, tag):
+    """One profile of `seconds` on all CPUs while two bench/stacks processes
+    keep both CPUs busy in ever new stacks: the tracer's peak RSS (GNU
+    time), its perf-event programs' kernel ns per sample (read before
+    Ctrl-C), and the seconds from Ctrl-C until it has printed (or drawn)
+    everything and exited."""
+    report = os.path.join(workdir, "rss-" + tag)
+    out_path = os.path.join(workdir, "profile-%s.out" % tag)
+    busy = [subprocess.Popen([stacks_bin, str(seconds + 30)]) for _ in range(os.cpu_count() or 2)]
+    try:
+        with open(out_path, "w") as out, open(out_path + ".err", "w") as err:
+            proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", report, *command],
+                                    stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+            deadline = time.monotonic() + 60
+            programs = []
+            while time.monotonic() < deadline and proc.poll() is None:
+                programs = [p for p in bpf_programs(tracer_pid(proc.pid)).values()
+                            if p["type"] == BPF_PROG_TYPE_PERF_EVENT]
+                if programs:
+                    break
+                time.sleep(0.05)
+            if not programs:
+                proc.kill()
+                raise RuntimeError("%s loaded no perf-event program: %s" % (
+                    command[0], open(out_path + ".err").read()[:300]))
+            time.sleep(seconds)
+            programs = [p for p in bpf_programs(tracer_pid(proc.pid)).values()
+                        if p["type"] == BPF_PROG_TYPE_PERF_EVENT]
+            run_ns = sum(p["run_time_ns"] for p in programs)
+            run_cnt = sum(p["run_cnt"] for p in programs)
+            stopped = time.monotonic()
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(120)
+            exit_s = time.monotonic() - stopped
+    finally:
+        for p in busy:
+            p.kill()
+            p.wait()
+    with open(report) as f:
+        rss = int(f.read().split()[-1])
+    with open(out_path, errors="replace") as f:
+        lines = sum(1 for line in f if line.strip())
+    with open(out_path + ".err", errors="replace") as f:
+        drawn = re.search(r"flame graph of (\d+) stacks", f.read())
+    return {"rss_kib": rss, "ns_per_sample": run_ns / run_cnt if run_cnt else None,
+            "samples": run_cnt, "exit_s": exit_s, "output_lines": lines,
+            "svg_stacks": int(drawn.group(1)) if drawn else None}
+
+
+def tracer_pid(pid):
+    """The tracer under GNU time: time's only child."""
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            children = f.read().split()
+        return int(children[0]) if children else pid
+    except OSError:
+        return pid
+
+
+def bench_profile(reps, workdir, results, quick):
+    """profile at 99 Hz on all CPUs for 10 s, sonde against bpftrace's
+    one-liner: peak RSS and kernel ns per sample; then at 999 Hz, with ten
+    thousand and more unique stacks, the time from Ctrl-C to the flame graph
+    written (sonde profile --svg) against bpftrace printing its map."""
+    seconds = 5 if quick else 10
+    stacks_bin = os.path.join(workdir, "stacks")
+    svg = os.path.join(workdir, "profile.svg")
+    samples = {"sonde": [], "bpftrace": []}
+    rss = {"sonde": [], "bpftrace": []}
+    exits = {"sonde": [], "bpftrace": []}
+    unique = []
+    details = []
+    for _ in range(reps):
+        for tool, command in [("sonde", [SONDE, "profile", "-F", "99", "-f"]),
+                              ("bpftrace", [BPFTRACE, "-e", PROFILE_BPFTRACE % 99])]:
+            run = profile_run(command, seconds, workdir, stacks_bin, "99-" + tool)
+            details.append({"tool": tool, "hz": 99, **run})
+            rss[tool].append(run["rss_kib"])
+            if run["ns_per_sample"] is not None:
+                samples[tool].append(run["ns_per_sample"])
+        # enough samples for >= 10,000 unique stacks, and room to keep them
+        for tool, command in [("sonde", [SONDE, "profile", "-F", "999", "--stack-storage-size",
+                                         "131072", "--svg", svg]),
+                              ("bpftrace", [BPFTRACE, "-e", PROFILE_BPFTRACE % 999])]:
+            run = profile_run(command, seconds, workdir, stacks_bin, "999-" + tool)
+            details.append({"tool": tool, "hz": 999, **run})
+            exits[tool].append(run["exit_s"])
+            if tool == "sonde" and run["svg_stacks"] is not None:
+                unique.append(run["svg_stacks"])
+    results.add("profile", "profile 99 Hz %d s: peak RSS" % seconds, "KiB", rss, 0.1)
+    results.add("profile", "profile 99 Hz: kernel ns per sample", "ns", samples, 1.0)
+    results.add("profile", "profile 999 Hz: Ctrl-C to output done", "s", exits, None,
+                extra={"sonde unique stacks drawn": unique})
+    if unique:
+        results.note("profile", "unique stacks in sonde's 999 Hz flame graphs",
+                     ", ".join(str(n) for n in unique))
+    results.context["profile"] = details
+
+
 # ---------------------------------------------------------------- table
 
 class Results:
@@ -902,7 +1010,7 @@ def fmt(value):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
-    parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint,tools",
+    parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint,tools,profile",
                         help="comma-separated groups to run")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -936,6 +1044,9 @@ def main():
             log("tools")
             bench_tools(2 if args.quick else 5, 2 if args.quick else 3, workload, workdir,
                         results, args.quick)
+        if "profile" in groups:
+            log("profile")
+            bench_profile(1 if args.quick else 3, workdir, results, args.quick)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)

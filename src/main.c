@@ -35,6 +35,7 @@
 #include "kernel/btf.h"
 #include "kernel/features.h"
 #include "probes/provider.h"
+#include "render/commands.h"
 #include "runtime/runtime.h"
 #include "toolkit/tool.h"
 
@@ -71,6 +72,8 @@ struct cli {
 	int macro_count;
 	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
 	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
+	uint32_t stack_storage_size; /* a tool's --stack-storage-size; 0 = SONDE_STACK_STORAGE_SIZE */
+	struct picture_request picture; /* a tool's --svg / --heatmap */
 };
 
 static const char usage_text[] =
@@ -79,6 +82,9 @@ static const char usage_text[] =
 	"       sonde [options] - [args...]       (program read from stdin)\n"
 	"       sonde -l [-v] [pattern]\n"
 	"       sonde TOOL [tool options]        (sonde tools lists them)\n"
+	"       sonde flamegraph [options] [FILE]\n"
+	"                                        (stacks drawn as an SVG flame graph)\n"
+	"       sonde heatmap [options] [FILE]   (JSON histograms drawn as a heat map)\n"
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
 	"program are its positional parameters $1..$N.\n"
@@ -102,7 +108,8 @@ static const char usage_text[] =
 	"environment:\n"
 	"  SONDE_MAX_STRLEN     bytes of a string value (default 64, at most 1024)\n"
 	"  SONDE_RINGBUF_SIZE   bytes of the event ring buffer (default 1m; power of two)\n"
-	"  SONDE_MAX_MAP_ENTRIES entries of each map (default 4096, at most 16777216)\n";
+	"  SONDE_MAX_MAP_ENTRIES entries of each map (default 4096, at most 16777216)\n"
+	"  SONDE_STACK_STORAGE_SIZE stacks each stack map holds (default 16384)\n";
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -284,24 +291,25 @@ static int parse_max_strlen(int *max_strlen, int preferred)
 }
 
 /* Strict, like SONDE_MAX_STRLEN: "1k", "0x10", "-1" or a value past the
- * limit is a mistake to report, not a default to fall back to silently. */
-static int parse_max_map_entries(uint32_t *entries)
+ * limit is a mistake to report, not a default to fall back to silently.
+ * An unset variable leaves *value 0 (the default). */
+static int parse_env_count(const char *name, long long limit, uint32_t *value)
 {
-	const char *text = getenv("SONDE_MAX_MAP_ENTRIES");
+	const char *text = getenv(name);
 	char *end;
-	long long value;
+	long long number;
 
-	*entries = 0;
+	*value = 0;
 	if (!text || !*text)
 		return 0;
 	errno = 0;
-	value = strtoll(text, &end, 10);
-	if (errno || *end || end == text || value < 1 || value > MAX_MAP_ENTRIES_LIMIT) {
-		fprintf(stderr, "sonde: SONDE_MAX_MAP_ENTRIES must be a number from 1 to %d, "
-			"not '%s'\n", MAX_MAP_ENTRIES_LIMIT, text);
+	number = strtoll(text, &end, 10);
+	if (errno || *end || end == text || number < 1 || number > limit) {
+		fprintf(stderr, "sonde: %s must be a number from 1 to %lld, not '%s'\n", name, limit,
+			text);
 		return -1;
 	}
-	*entries = (uint32_t)value;
+	*value = (uint32_t)number;
 	return 0;
 }
 
@@ -579,6 +587,32 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 	cli.macro_count = run.macros.count;
 	cli.watch_pid = run.watch_pid;
 	cli.max_strlen = run.header.max_strlen;
+	if (run.picture_path) {
+		/* the picture is written at the end: a path that cannot be is
+		 * said now, not after the tracing */
+		char *directory = xstrdup(run.picture_path);
+		char *slash = strrchr(directory, '/');
+		if (slash)
+			slash[slash == directory ? 1 : 0] = '\0';
+		bool writable = access(slash ? directory : ".", W_OK) == 0;
+		free(directory);
+		if (!writable) {
+			fprintf(stderr, "%s: cannot write --%s %s: %s\n", tool->name,
+				strcmp(run.header.picture_kind, "flamegraph") == 0 ? "svg" : "heatmap",
+				run.picture_path, strerror(errno));
+			tool_run_free(&run);
+			return 1;
+		}
+		cli.picture.kind = strcmp(run.header.picture_kind, "flamegraph") == 0
+					   ? PICTURE_FLAMEGRAPH : PICTURE_HEATMAP;
+		cli.picture.path = run.picture_path;
+		cli.picture.title = run.header.picture_title;
+		cli.picture.count_name = run.header.picture_count_name;
+	}
+	/* a tool sizes its stack map with an int option of this macro */
+	for (int i = 0; i < run.macros.count; i++)
+		if (strcmp(run.macros.items[i].name, "STACK_STORAGE_SIZE") == 0)
+			cli.stack_storage_size = (uint32_t)strtoul(run.macros.items[i].body, NULL, 10);
 	main_verbose_level = cli.verbose;
 	if (!have_privileges()) {
 		tool_run_free(&run);
@@ -604,6 +638,23 @@ static void hold_standard_fds(void)
 	}
 }
 
+static int tools_command(int argc, char **argv)
+{
+	tool_print_list(stdout);
+	return 0;
+}
+
+/* `sonde WORD ...` for words that are commands of their own rather than
+ * programs or tools; each gets the words from WORD on. */
+static const struct subcommand {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} subcommands[] = {
+	{ "tools", tools_command },
+	{ "flamegraph", flamegraph_command },
+	{ "heatmap", heatmap_command },
+};
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
@@ -615,9 +666,9 @@ int main(int argc, char **argv)
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
 		return run_tool(tool, argc, argv);
-	if (argc > 1 && strcmp(argv[1], "tools") == 0) {
-		tool_print_list(stdout);
-		return 0;
+	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
+		if (strcmp(argv[1], subcommands[i].name) == 0)
+			return subcommands[i].run(argc - 1, argv + 1);
 	}
 	if (argc > 1 && (tool = tool_find(argv[1])))
 		return run_tool(tool, argc - 1, argv + 1);
@@ -654,11 +705,12 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	pid_t target_pid = 0, child_pid = 0;
 	int release_fd = -1;
 	int max_strlen;
-	uint32_t max_map_entries;
+	uint32_t max_map_entries, stack_storage_size;
 	int status = 1;
 
 	if (parse_max_strlen(&max_strlen, cli.max_strlen) < 0 ||
-	    parse_max_map_entries(&max_map_entries) < 0 ||
+	    parse_env_count("SONDE_MAX_MAP_ENTRIES", MAX_MAP_ENTRIES_LIMIT, &max_map_entries) < 0 ||
+	    parse_env_count("SONDE_STACK_STORAGE_SIZE", MAX_MAP_ENTRIES_LIMIT, &stack_storage_size) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
 		return 1;
@@ -693,6 +745,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;
+	compile_options.stack_storage_size = cli.stack_storage_size ? cli.stack_storage_size
+								    : stack_storage_size;
 	compile_options.dump = cli.dump ? stderr : NULL;
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;
@@ -722,6 +776,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.child_release_fd = release_fd;
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	runtime_options.no_exit_maps = cli.tool;
+	runtime_options.picture = cli.picture;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:

@@ -1301,6 +1301,64 @@ def special_install():
     return "PASS", "%d tools" % len(tools)
 
 
+def folded_lines(text):
+    """(stack, count) pairs of folded output."""
+    pairs = []
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if stack and count.isdigit():
+            pairs.append((stack, int(count)))
+    return pairs
+
+
+def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
+    """profile (or offcputime) of stack_chain, whose call chains are known:
+    the heaviest folded stack holds exactly the hot (blocking) chain, user
+    frames outermost first and then the kernel's, and the hot function's
+    share of the samples (of the blocked time) is in range."""
+    if testing_bpftrace:
+        return "SKIP", "a sonde tool"
+    generator = build_tool("stack_chain")
+    mode, chain, kernel, low, high, minimum = {
+        # 9 ms of every 10 reading /dev/zero in chain_hot, 1 ms spinning in chain_cold
+        "profile": ("cpu", "chain_main;chain_outer;chain_middle;chain_hot",
+                    "entry_SYSCALL_64[^;]*;do_syscall_64;", 0.70, 0.98, 150),
+        # 10 ms sleeps: about 3 s of the 3 s traced are blocked time, in microseconds
+        "offcputime": ("sleep", "chain_main;chain_waiter;chain_block",
+                       "entry_SYSCALL_64[^;]*;do_syscall_64;__x64_sys_nanosleep;"
+                       "hrtimer_nanosleep;do_nanosleep;schedule;", 0.90, 1.0, 2000000),
+    }[tool]
+    target = subprocess.Popen([generator, mode, "6"])
+    try:
+        time.sleep(0.3)
+        options = ["-F", "99"] if tool == "profile" else []
+        env = dict(os.environ, **(SANITIZER_ENV if sanitized else {}))
+        proc = subprocess.run([sonde, tool, "-f", "-p", str(target.pid)] + options + ["3"],
+                              capture_output=True, timeout=30, env=env)
+    finally:
+        target.kill()
+        target.wait()
+    out = proc.stdout.decode("utf-8", "replace")
+    err = proc.stderr.decode("utf-8", "replace")
+    if proc.returncode != 0 or (sanitized and SANITIZER_RE.search(err)):
+        return "FAIL", "exit %d\nstderr:\n%s" % (proc.returncode, indent(err))
+    pairs = folded_lines(out)
+    total = sum(count for stack, count in pairs if ";chain_main;" in stack)
+    hot_leaf = chain.split(";")[-1]
+    hot = sum(count for stack, count in pairs if (";%s;" % hot_leaf) in stack + ";")
+    if not pairs or total < minimum:
+        return "FAIL", "only %d samples of the target (at least %d expected)\n%s" % (
+            total, minimum, indent(out[-3000:]))
+    heaviest = max(pairs, key=lambda pair: pair[1])[0]
+    details = "total %d, %s share %.2f, heaviest: %s" % (total, hot_leaf, hot / total, heaviest)
+    pattern = r"stack_chain;(.*;)?%s;%s.*" % (re.escape(chain), kernel)
+    if not re.fullmatch(pattern, heaviest):
+        return "FAIL", "the heaviest stack is not the known chain\n" + details
+    if not low <= hot / total <= high:
+        return "FAIL", "share out of [%.2f, %.2f]: %s" % (low, high, details)
+    return "PASS", details
+
+
 def run_special(report, args, binaries, testing_bpftrace):
     if not testing_bpftrace and (not args.filter or args.filter in "special/install"):
         try:
@@ -1321,7 +1379,11 @@ def run_special(report, args, binaries, testing_bpftrace):
               lambda b, s: special_output_kept(b, testing_bpftrace, s)),
              ("special/non-root-one-sentence", lambda b, s: special_non_root(b, testing_bpftrace, s)),
              ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s)),
-             ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s))]
+             ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s)),
+             ("special/profile-known-chain",
+              lambda b, s: special_known_chain(b, testing_bpftrace, s, "profile")),
+             ("special/offcputime-known-chain",
+              lambda b, s: special_known_chain(b, testing_bpftrace, s, "offcputime"))]
     for binary, label, sanitized in binaries:
         for name, test in tests:
             full = "%s[%s]" % (name, label)

@@ -49,9 +49,10 @@ struct probe_point;
 enum map_role {
 	MAP_ROLE_USER,     /* a map named in the program: @x, @ */
 	MAP_ROLE_RINGBUF,  /* async events to user space */
-	MAP_ROLE_LOST,     /* PERCPU_ARRAY[3 + n] of u64: [0] ring-buffer records dropped,
+	MAP_ROLE_LOST,     /* PERCPU_ARRAY[4 + n] of u64: [0] ring-buffer records dropped,
 			    * [1] map updates refused (a full map),
 			    * [2] exit() called: code * 2 + 1 (LOST_SLOT_EXIT),
+			    * [3] stacks the stack map could not take (LOST_SLOT_STACKS),
 			    * [LOST_SLOT_ZERO_DIVISOR + i] divisions by zero at
 			    * program.zero_divisors[i] */
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
@@ -62,7 +63,10 @@ enum map_role {
 /* exit()'s own path to the runtime, in the MAP_ROLE_LOST map: a control
  * record that a full ring buffer would drop must still end the run. */
 #define LOST_SLOT_EXIT 2
-#define LOST_SLOT_ZERO_DIVISOR 3
+/* kstack/ustack the kernel could not store: the stack map was full, or a
+ * different stack already held its hash bucket (-ENOMEM, -EEXIST). */
+#define LOST_SLOT_STACKS 3
+#define LOST_SLOT_ZERO_DIVISOR 4
 
 /* Written by the runtime into the config map before any probe is attached. */
 struct program_config {
@@ -102,7 +106,14 @@ enum event_kind {
 	EVENT_PRINT_LOG2_HIST,   /* map_id, unit; format labels each key's histogram */
 	EVENT_PRINT_LINEAR_HIST, /* the same for lhist() maps */
 	EVENT_PRINT_TOP,   /* map_id, top, format; extra_map_ids give further columns */
+	EVENT_PRINT_STACKS, /* map_id, stack_style: a map keyed by stacks as folded lines
+			     * or BCC's stack blocks */
 };
+
+/* print_stacks()' layout (event_desc.stack_style): bits. */
+#define STACK_STYLE_FOLDED 1   /* `comm;outermost;...;innermost count` lines */
+#define STACK_STYLE_ANNOTATE 2 /* kernel frames get a `_[k]` suffix (folded) */
+#define STACK_STYLE_DELIMIT 4  /* "-" ("--" in blocks) between user and kernel frames */
 
 enum arg_conversion {
 	ARG_PLAIN,     /* print the value as its type says */
@@ -133,6 +144,7 @@ struct event_desc {
 	char *trailer;              /* PRINT_*_HIST: text after each labelled histogram */
 	int *extra_map_ids;         /* PRINT_TOP: maps whose values for the same key follow */
 	int extra_map_count;
+	int stack_style;            /* PRINT_STACKS: STACK_STYLE_* bits */
 	struct src_loc loc;         /* the call, for runtime messages */
 };
 

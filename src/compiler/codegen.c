@@ -16,6 +16,7 @@
 #include "codegen.h"
 
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1743,6 +1744,14 @@ static struct value generate_stack(struct codegen *gen, struct node *call, bool 
 				      ARG_IMM(is_user ? BPF_F_USER_STACK : 0) };
 	int id = call_helper(gen, BPF_FUNC_get_stackid, args, 3);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, id);
+	/* -EFAULT only says there was no stack of that kind (a user stack in a
+	 * kernel thread, a kernel stack of a sample taken in user mode); any
+	 * other error lost a stack, and is counted */
+	int stored = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JSGE, id, 0, stored);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, id, -EFAULT, stored);
+	count_lost(gen, LOST_SLOT_STACKS);
+	ir_label(&gen->fn, stored);
 	store_symbolizing_pid(gen, slot + 8, is_user);
 	return value_stack(slot, call->type);
 }
@@ -2096,6 +2105,7 @@ static struct value send_map_print(struct codegen *gen, struct node *call)
 struct value generate_print_log2_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 struct value generate_print_linear_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 struct value generate_print_top(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
+struct value generate_print_stacks(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
 
 static int count_pid_reads(const struct node *node)
 {

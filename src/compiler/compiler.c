@@ -141,7 +141,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 		for (int depth = 1; depth < 128; depth++)
 			if (sema.stack_depths[depth])
 				add_internal_map(program, ".stacks", MAP_ROLE_STACKS, BPF_MAP_TYPE_STACK_TRACE,
-						 4, (uint32_t)depth * sizeof(uint64_t), 16384);
+						 4, (uint32_t)depth * sizeof(uint64_t),
+						 options->stack_storage_size ? options->stack_storage_size
+									     : 16384);
 		/* records too big for the 512-byte BPF stack are built in a per-CPU buffer */
 		int scratch_bytes = 0;
 		for (int i = 0; i < program->events.count; i++)

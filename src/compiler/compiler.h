@@ -24,6 +24,8 @@ struct compile_options {
 	bool unsafe;            /* --unsafe allows system() and signal() */
 	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN, default 64) */
 	uint32_t max_map_entries; /* entries of a user map (SONDE_MAX_MAP_ENTRIES); 0 = 4096 */
+	uint32_t stack_storage_size; /* stacks each stack map holds (SONDE_STACK_STORAGE_SIZE,
+				      * a tool's --stack-storage-size); 0 = 16384 */
 	FILE *dump;             /* -d: AST, IR and instructions are written here; NULL = no dump */
 	const struct predefined_macro *macros; /* a tool's option values; see preprocess.h */
 	int macro_count;

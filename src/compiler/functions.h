@@ -68,7 +68,8 @@ struct function_def {
 	X(row, 2, -1, false, false)           \
 	X(print_log2_hist, 2, 5, false, false) \
 	X(print_linear_hist, 2, 5, false, false) \
-	X(print_top, 3, -1, false, false)
+	X(print_top, 3, -1, false, false)     \
+	X(print_stacks, 1, 4, false, false)
 
 #define DECLARE_FUNCTION(name, min, max, agg, unsafe)              \
 	void check_##name(struct sema *sema, struct node *call);    \

@@ -101,50 +101,160 @@ struct macro *macro_find(const struct macro_table *table, const char *name)
 	return NULL;
 }
 
-/* An integer literal with C suffixes, possibly in parentheses or negated;
- * or the name of a macro that already has a value. */
-static bool evaluate_value(const struct macro_table *table, const char *text, int64_t *value)
+/*
+ * Constant expressions of #if and of #define values: integers (with C
+ * suffixes), macro names, defined(NAME), parentheses, unary ! - ~ and the
+ * binary operators * / % + - < <= > >= == != & | && ||, with C's
+ * precedence. A name that is no macro with a value counts as 0, as in C,
+ * and is noted in `unknown`: a #define whose value names one has no value.
+ */
+struct const_reader {
+	const struct macro_table *table;
+	const char *p;
+	bool ok;
+	bool unknown;
+};
+
+static void const_blanks(struct const_reader *r)
 {
-	while (*text == ' ' || *text == '\t' || *text == '(')
-		text++;
-	bool negative = false;
-	if (*text == '-') {
-		negative = true;
-		text++;
-	}
-	if (is_ident_start(*text)) {
-		const char *end = text;
-		while (is_ident_char(*end))
-			end++;
-		char *name = xstrndup(text, (size_t)(end - text));
-		const struct macro *macro = macro_find(table, name);
-		free(name);
-		if (!macro)
-			return false;
-		*value = negative ? -macro->value : macro->value;
-		return true;
-	}
-	if (!isdigit((unsigned char)*text))
+	while (*r->p == ' ' || *r->p == '\t')
+		r->p++;
+}
+
+static bool const_take(struct const_reader *r, const char *op)
+{
+	const_blanks(r);
+	size_t length = strlen(op);
+	if (strncmp(r->p, op, length) != 0)
 		return false;
+	/* `&` is not the start of `&&`, `<` not of `<=`, ... */
+	if (length == 1 && (r->p[1] == op[0] || (r->p[1] == '=' && strchr("<>!=", op[0]))))
+		return false;
+	r->p += length;
+	return true;
+}
+
+static int64_t const_or(struct const_reader *r);
+
+static int64_t const_primary(struct const_reader *r)
+{
+	const_blanks(r);
+	if (const_take(r, "(")) {
+		int64_t value = const_or(r);
+		if (!const_take(r, ")"))
+			r->ok = false;
+		return value;
+	}
+	if (const_take(r, "!"))
+		return !const_primary(r);
+	if (const_take(r, "-"))
+		return -const_primary(r);
+	if (const_take(r, "~"))
+		return ~const_primary(r);
+	if (is_ident_start(*r->p)) {
+		const char *start = r->p;
+		while (is_ident_char(*r->p))
+			r->p++;
+		char *name = xstrndup(start, (size_t)(r->p - start));
+		int64_t value = 0;
+		if (strcmp(name, "defined") == 0) {
+			bool parenthesized = const_take(r, "(");
+			const_blanks(r);
+			start = r->p;
+			while (is_ident_char(*r->p))
+				r->p++;
+			char *operand = xstrndup(start, (size_t)(r->p - start));
+			r->ok &= *operand != '\0' && (!parenthesized || const_take(r, ")"));
+			value = macro_find(r->table, operand) != NULL;
+			free(operand);
+		} else {
+			const struct macro *macro = macro_find(r->table, name);
+			if (macro && macro->has_value)
+				value = macro->value;
+			else
+				r->unknown = true;
+		}
+		free(name);
+		return value;
+	}
+	if (!isdigit((unsigned char)*r->p)) {
+		r->ok = false;
+		return 0;
+	}
 	char *end;
 	errno = 0;
-	unsigned long long parsed = strtoull(text, &end, 0);
+	unsigned long long parsed = strtoull(r->p, &end, 0);
 	if (errno)
-		return false;
+		r->ok = false;
 	while (*end == 'u' || *end == 'U' || *end == 'l' || *end == 'L')
 		end++;
-	while (*end == ' ' || *end == '\t' || *end == ')')
-		end++;
-	if (*end && *end != '/' && *end != '\n' && *end != '\r')
-		return false;
-	*value = negative ? -(int64_t)parsed : (int64_t)parsed;
-	return true;
+	r->p = end;
+	return (int64_t)parsed;
+}
+
+static int64_t const_binary(struct const_reader *r, int level)
+{
+	static const char *const levels[][4] = {
+		{ "||" }, { "&&" }, { "|" }, { "&" }, { "==", "!=" }, { "<=", ">=", "<", ">" },
+		{ "+", "-" }, { "*", "/", "%" },
+	};
+	if (level == (int)(sizeof(levels) / sizeof(levels[0])))
+		return const_primary(r);
+	int64_t value = const_binary(r, level + 1);
+	for (;;) {
+		const char *op = NULL;
+		for (int i = 0; i < 4 && levels[level][i] && !op; i++)
+			if (const_take(r, levels[level][i]))
+				op = levels[level][i];
+		if (!op)
+			return value;
+		int64_t rhs = const_binary(r, level + 1);
+		if ((op[0] == '/' || op[0] == '%') && rhs == 0) {
+			r->ok = false;
+			return 0;
+		}
+		switch (op[0] * 256 + op[1]) {
+		case '|' * 256 + '|': value = value || rhs; break;
+		case '&' * 256 + '&': value = value && rhs; break;
+		case '|' * 256: value |= rhs; break;
+		case '&' * 256: value &= rhs; break;
+		case '=' * 256 + '=': value = value == rhs; break;
+		case '!' * 256 + '=': value = value != rhs; break;
+		case '<' * 256 + '=': value = value <= rhs; break;
+		case '>' * 256 + '=': value = value >= rhs; break;
+		case '<' * 256: value = value < rhs; break;
+		case '>' * 256: value = value > rhs; break;
+		case '+' * 256: value = (int64_t)((uint64_t)value + (uint64_t)rhs); break;
+		case '-' * 256: value = (int64_t)((uint64_t)value - (uint64_t)rhs); break;
+		case '*' * 256: value = (int64_t)((uint64_t)value * (uint64_t)rhs); break;
+		case '/' * 256: value = rhs == -1 ? (int64_t)(0 - (uint64_t)value) : value / rhs; break;
+		case '%' * 256: value = rhs == -1 ? 0 : value % rhs; break;
+		}
+	}
+}
+
+static int64_t const_or(struct const_reader *r)
+{
+	return const_binary(r, 0);
+}
+
+/* Evaluates text (to its end, a comment, or a line end); false when it is
+ * no constant expression. *unknown says whether it named a non-macro. */
+static bool evaluate_value(const struct macro_table *table, const char *text, int64_t *value,
+			   bool *unknown)
+{
+	struct const_reader r = { .table = table, .p = text, .ok = true };
+	*value = const_or(&r);
+	const_blanks(&r);
+	*unknown = r.unknown;
+	return r.ok && (*r.p == '\0' || *r.p == '/' || *r.p == '\n' || *r.p == '\r');
 }
 
 static void define_macro(struct macro_table *table, const char *name, const char *value_text)
 {
 	int64_t value;
-	bool has_value = evaluate_value(table, value_text, &value);
+	bool unknown;
+	bool has_value = evaluate_value(table, value_text, &value, &unknown) && !unknown;
 	struct macro macro = { .name = xstrdup(name), .value = has_value ? value : 0,
 			       .has_value = has_value };
 	vec_push(table, macro);
@@ -360,24 +470,17 @@ static char *substitute_predefined(const char *text, const struct predefined_mac
 	return strbuf_release(&out);
 }
 
-/* `#if EXPR` / `#elif EXPR`: an integer or a macro name (C counts an
- * undefined name as 0); false in *ok for anything else. */
+/* `#if EXPR` / `#elif EXPR`: a constant expression, names that are no
+ * macros counting as 0 (as in C); false in *ok for anything else. */
 static bool evaluate_condition(const struct macro_table *table, const char *from, const char *to,
 			       bool *ok)
 {
 	char *text = xstrndup(from, (size_t)(to - from));
 	int64_t value = 0;
-	*ok = evaluate_value(table, text, &value);
-	if (!*ok) {
-		const char *q = skip_blanks(text, text + strlen(text));
-		char *name = read_identifier(&q, text + strlen(text));
-		q = skip_blanks(q, text + strlen(text));
-		*ok = name && (*q == '\0' || *q == '\r');
-		value = 0;
-		free(name);
-	}
+	bool unknown;
+	*ok = evaluate_value(table, text, &value, &unknown);
 	free(text);
-	return value != 0;
+	return *ok && value != 0;
 }
 
 static void preprocess_error(struct diag *diag, int line, int column, int *errors, const char *fmt,
@@ -418,8 +521,8 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				bool value = evaluate_condition(&out->macros, q + 2, line_end, &ok);
 				if (!ok)
 					preprocess_error(diag, line, column, &errors, "%s",
-							 "#if needs an integer or a macro name (sonde does "
-							 "not evaluate C expressions)");
+							 "#if needs a constant expression of integers and "
+							 "macro names");
 				if (depth < 64) {
 					keeping[depth] = active && value;
 					taken[depth] = keeping[depth];
@@ -432,8 +535,8 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				bool value = evaluate_condition(&out->macros, q + 4, line_end, &ok);
 				if (!ok)
 					preprocess_error(diag, line, column, &errors, "%s",
-							 "#elif needs an integer or a macro name (sonde does "
-							 "not evaluate C expressions)");
+							 "#elif needs a constant expression of integers and "
+							 "macro names");
 				bool outer = depth < 2 || keeping[depth - 2];
 				keeping[depth - 1] = outer && !taken[depth - 1] && value;
 				taken[depth - 1] = taken[depth - 1] || keeping[depth - 1];

@@ -2445,6 +2445,52 @@ static struct type *top_column_type(const struct type *value)
 	}
 }
 
+/*
+ * print_stacks(@m[, folded[, annotate[, delimit]]]): a map keyed by stacks
+ * (and comm, pid, ...) counted or summed, printed as profile and offcputime
+ * print it: BCC's blocks, or folded lines for flame graphs. The three flags
+ * are constants (a tool's options), so the layout is known when compiling.
+ */
+void check_print_stacks(struct sema *sema, struct node *call)
+{
+	call->type = type_void();
+	struct map_desc *map = check_printed_map(sema, call);
+	int style = 0;
+	static const int bits[] = { STACK_STYLE_FOLDED, STACK_STYLE_ANNOTATE, STACK_STYLE_DELIMIT };
+	int i = 0;
+	for (struct node *flag = call->args->next; flag; flag = flag->next, i++) {
+		check_expr(sema, flag);
+		if (!is_int_constant(flag)) {
+			error_at(sema, flag->loc, "print_stacks()' flags (folded, annotate, delimit) "
+				 "must be constant integers");
+			return;
+		}
+		if (flag->const_value)
+			style |= bits[i];
+	}
+	if (!map || !map->value_type)
+		return; /* the first pass may not know it yet */
+	if (!top_column_type(map->value_type)) {
+		error_at(sema, call->args->loc, "print_stacks() needs a map of count(), sum() or "
+			 "integer values; %s holds %s", map->name, type_name(map->value_type));
+		return;
+	}
+	struct type *fields[MAX_ROW_FIELDS];
+	int field_count = key_fields(map, fields, MAX_ROW_FIELDS);
+	bool has_stack = false;
+	for (int f = 0; f < field_count; f++)
+		has_stack |= fields[f]->kind == TYPE_STACK;
+	if (!has_stack) {
+		error_at(sema, call->args->loc, "print_stacks() needs a map keyed by kstack or ustack, "
+			 "like @[kstack, ustack, comm]");
+		return;
+	}
+	struct event_desc *event = new_event(sema, call, EVENT_PRINT_STACKS);
+	event->map_id = map->id;
+	event->stack_style = style;
+	event->record_size = 8;
+}
+
 /* print_top(@m, top, ["names",] "format"[, @m2, ...]) */
 void check_print_top(struct sema *sema, struct node *call)
 {

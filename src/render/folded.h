@@ -24,16 +24,25 @@ struct folded_stack {
 
 struct folded_set {
 	VEC(struct folded_stack) stacks;
+	/* open-addressing hash index into stacks (position + 1; 0 is a free
+	 * slot), so that adding 10,000s of stacks stays linear */
+	int *index;
+	size_t index_size;
 };
 
 /* Adds count samples of the stack (frames as in struct folded_stack);
  * the same stack added twice keeps one entry with the counts summed. */
 void folded_add(struct folded_set *set, const char *frames, uint64_t count);
+/* The position of the stack with exactly these frames in set->stacks, or -1. */
+int folded_find(const struct folded_set *set, const char *frames);
 /* Parses text in any of the three forms above, adding to set. 0, or -EINVAL
  * with *error set to one sentence naming the line at fault. */
 int folded_parse(struct folded_set *set, const char *text, size_t length, char **error);
 /* Appends the set as folded lines, sorted by stack, to out. */
 void folded_write(const struct folded_set *set, struct strbuf *out);
+/* The set's stacks sorted by their frames (as folded_write lists them);
+ * an array of set->stacks.count pointers into the set, caller frees. */
+const struct folded_stack **folded_sorted(const struct folded_set *set);
 void folded_free(struct folded_set *set);
 
 #endif

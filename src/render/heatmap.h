@@ -29,6 +29,7 @@ struct heatmap_column {
 
 struct heatmap {
 	char *unit;         /* "usecs", "msecs", ..., owned; NULL if unknown */
+	char *source;       /* the map drawn from a bpftrace JSON stream ("@"), owned */
 	VEC(struct heatmap_column) columns;
 };
 

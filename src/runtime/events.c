@@ -39,6 +39,7 @@
 
 /* bpftrace's default for cat(): print at most this much of a file. */
 #define EVENTS_CAT_MAX_BYTES 10240
+#define EVENTS_STACKS_REPORT_NS 5000000000ull
 #define EVENTS_LOST_INTERVAL_NS 100000000ull
 /* Longest a poll may spend handling records before returning to the caller
  * (which must notice Ctrl-C and the end of the -c child). */
@@ -51,6 +52,7 @@ struct event_loop {
 	struct program *program;
 	const struct runtime_options *options;
 	struct output output;
+	struct picture picture;      /* --svg / --heatmap: output.picture points here */
 	struct ring_buffer *ring;
 	struct strbuf text;          /* reused for every formatted record */
 	bool exit_requested;
@@ -63,6 +65,8 @@ struct event_loop {
 	uint64_t *lost_values;       /* one per possible CPU */
 	uint64_t lost_reported;      /* sum already reported */
 	uint64_t refused_reported;   /* map updates refused (full maps), already reported */
+	uint64_t stacks_reported;    /* stacks the stack map could not take, already reported */
+	uint64_t stacks_report_ns;   /* when they were last reported */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
@@ -375,6 +379,11 @@ static int events_handle(void *context, void *data, size_t size)
 		if (map && map->fd >= 0)
 			print_tool_top(&loop->output, loop->program, event);
 		break;
+	case EVENT_PRINT_STACKS:
+		map = events_map(loop, event->map_id);
+		if (map && map->fd >= 0)
+			print_tool_stacks(&loop->output, map, event);
+		break;
 	}
 	/* A ring that refills as fast as it drains would otherwise keep
 	 * ring_buffer__poll() busy for ever. */
@@ -394,6 +403,10 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 	loop->options = options;
 	loop->output.file = out;
 	loop->output.json = options->json;
+	if (options->picture.kind != PICTURE_NONE) {
+		loop->picture.request = options->picture;
+		loop->output.picture = &loop->picture;
+	}
 	loop->lost_fd = -1;
 	strbuf_init(&loop->text);
 	cpus = libbpf_num_possible_cpus();
@@ -426,7 +439,25 @@ void event_loop_free(struct event_loop *loop)
 	strbuf_free(&loop->text);
 	free(loop->lost_values);
 	free(loop->zero_divisions);
+	picture_free(&loop->picture);
 	free(loop);
+}
+
+/* How much a counting slot of the .lost map grew since *reported (CPUs
+ * summed), moving *reported up to it; 0 when it did not or cannot be read. */
+static uint64_t events_slot_growth(struct event_loop *loop, uint32_t slot, uint64_t *reported)
+{
+	uint64_t total = 0;
+
+	if (bpf_map_lookup_elem(loop->lost_fd, &slot, loop->lost_values) != 0)
+		return 0;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+		total += loop->lost_values[cpu];
+	if (total <= *reported)
+		return 0;
+	uint64_t growth = total - *reported;
+	*reported = total;
+	return growth;
 }
 
 /* Divisions by zero, counted per site by the programs: the first one at a
@@ -487,18 +518,23 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 		fprintf(stderr, "Lost %llu events in total\n", (unsigned long long)total);
 
 	/* slot 1: map updates the kernel refused because the map was full */
-	key = 1;
-	uint64_t refused = 0;
-	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
-		return;
-	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-		refused += loop->lost_values[cpu];
-	if (refused > loop->refused_reported) {
+	const char *entries = getenv("SONDE_MAX_MAP_ENTRIES");
+	uint64_t more = events_slot_growth(loop, 1, &loop->refused_reported);
+	if (more)
 		fprintf(stderr, "Lost %llu map updates: a map is full (raise SONDE_MAX_MAP_ENTRIES, "
-			"now %s)\n", (unsigned long long)(refused - loop->refused_reported),
-			getenv("SONDE_MAX_MAP_ENTRIES") ? getenv("SONDE_MAX_MAP_ENTRIES") : "4096");
-		loop->refused_reported = refused;
-	}
+			"now %s)\n", (unsigned long long)more, entries ? entries : "4096");
+	/* a profile can lose stacks at every sample: one line every few
+	 * seconds, and the last at exit */
+	if (!at_exit && now - loop->stacks_report_ns < EVENTS_STACKS_REPORT_NS)
+		return;
+	const char *stacks = getenv("SONDE_STACK_STORAGE_SIZE");
+	more = events_slot_growth(loop, LOST_SLOT_STACKS, &loop->stacks_reported);
+	if (more)
+		loop->stacks_report_ns = now;
+	if (more)
+		fprintf(stderr, "Lost %llu stacks: the stack map is full or a hash bucket was taken "
+			"(raise --stack-storage-size or SONDE_STACK_STORAGE_SIZE, now %s)\n",
+			(unsigned long long)more, stacks ? stacks : "16384");
 }
 
 /* exit()'s map slot (LOST_SLOT_EXIT): code * 2 + 1 on a CPU that called it.

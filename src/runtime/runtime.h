@@ -13,6 +13,22 @@
 #include <sys/types.h>
 
 #include "../common/program.h"
+#include "../render/folded.h"
+#include "../render/heatmap.h"
+
+/* A tool's --svg / --heatmap: a picture of what it prints (picture.c). */
+enum picture_kind {
+	PICTURE_NONE,
+	PICTURE_FLAMEGRAPH, /* of the stacks print_stacks() prints */
+	PICTURE_HEATMAP,    /* of the histograms print_*_hist() print, a column an interval */
+};
+
+struct picture_request {
+	enum picture_kind kind;
+	const char *path;
+	const char *title;      /* NULL: the renderer's default */
+	const char *count_name; /* flame graphs: what a sample counts ("us"); NULL: samples */
+};
 
 struct runtime_options {
 	const char *output_path; /* -o FILE, opened (and truncated) once the programs are
@@ -26,6 +42,7 @@ struct runtime_options {
 	int child_release_fd;   /* write end of the pipe the stopped child waits on; -1 if none */
 	pid_t target_pid;       /* -p: exit when this process exits; 0 if none */
 	bool no_exit_maps;      /* tools print what they mean to: no maps at exit */
+	struct picture_request picture; /* kind PICTURE_NONE: none */
 };
 
 /* Runs the program to completion; returns the process exit code. */
@@ -33,10 +50,29 @@ int runtime_run(struct program *program, const struct runtime_options *options);
 
 /* ---- output (print.c, format.c) ---- */
 
+/* A picture being drawn: the request, and what it gathered so far. */
+struct picture {
+	struct picture_request request;
+	struct heatmap heatmap;
+	uint64_t column_ns;     /* when the last heat map column began */
+	bool failed;            /* a write failed, and was reported */
+};
+
 struct output {
 	FILE *file;
 	bool json;
+	struct picture *picture; /* NULL unless the tool was asked for one */
 };
+
+/* The flame graph of stacks, written to the picture's file. */
+void picture_flamegraph(struct picture *picture, const struct folded_set *stacks);
+/* A heat map column for the histograms printed now (a call within half a
+ * second of the last one adds to its column), its buckets, and the file
+ * written anew once a printer is done. */
+void picture_heatmap_begin(struct picture *picture, const char *unit);
+void picture_heatmap_add(struct picture *picture, int64_t low, int64_t high, uint64_t count);
+void picture_heatmap_end(struct picture *picture);
+void picture_free(struct picture *picture);
 
 /* Prints a user map the way bpftrace does (sorted, hist bars, ...), reading
  * it from the kernel through map->fd. top/div as in print(@m, top, div). */
@@ -47,6 +83,9 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 			  const struct event_desc *event);
 int print_tool_top(const struct output *out, const struct program *program,
 		   const struct event_desc *event);
+/* print_stacks(): BCC's stack blocks or folded lines (stackprint.c). */
+int print_tool_stacks(const struct output *out, const struct map_desc *map,
+		      const struct event_desc *event);
 /* The values of a row (a record laid out as event->args says) as JSON
  * fields named by event->field_names: "a": 1, "b": "x" (no braces). */
 void format_json_fields(struct strbuf *sb, const struct event_desc *event, const void *record);

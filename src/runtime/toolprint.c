@@ -200,6 +200,23 @@ static void put_buckets_json(struct strbuf *sb, const struct type *type, bool is
 	strbuf_puts(sb, "]");
 }
 
+/* The slots as heat map buckets: [low, high + 1); the linear histogram's
+ * last slot, which also holds everything above max, as one step wide. */
+static void add_heatmap_buckets(struct picture *picture, const struct type *type, bool is_log2,
+				const uint64_t *slots, int last)
+{
+	for (int i = 0; i <= last; i++) {
+		if (is_log2) {
+			uint64_t low, high;
+			log2_bounds(i, &low, &high);
+			picture_heatmap_add(picture, (int64_t)low, (int64_t)high + 1, slots[i]);
+		} else {
+			int64_t low = type->lhist_min + i * type->lhist_step;
+			picture_heatmap_add(picture, low, low + type->lhist_step, slots[i]);
+		}
+	}
+}
+
 struct key_order {
 	const struct map_desc *map;
 	int key_bytes;
@@ -241,6 +258,10 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 	int slot_count = is_log2 ? TOOLPRINT_LOG2_SLOTS
 				 : (int)((type->lhist_max - type->lhist_min) / type->lhist_step) + 1;
 	uint64_t *slots = xcalloc(slot_count, sizeof(*slots));
+	struct picture *heatmap = out->picture && out->picture->request.kind == PICTURE_HEATMAP
+					  ? out->picture : NULL;
+	if (heatmap)
+		picture_heatmap_begin(heatmap, event->unit);
 	struct strbuf sb;
 	strbuf_init(&sb);
 	for (int i = 0; i < group_count; i++) {
@@ -248,6 +269,8 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 				   : linear_slots(type, &groups[i], slots, slot_count);
 		if (last < 0)
 			continue;
+		if (heatmap)
+			add_heatmap_buckets(heatmap, type, is_log2, slots, last);
 		unsigned char *row = keyed ? row_with_key(event, map, groups[i].key) : NULL;
 		if (out->json) {
 			strbuf_puts(&sb, "{\"unit\": ");
@@ -271,6 +294,8 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 		free(row);
 	}
 	put_output(out, &sb);
+	if (heatmap)
+		picture_heatmap_end(heatmap);
 	free(slots);
 	snapshot_histograms_free(groups, group_count);
 	snapshot_free(&snap);

@@ -206,6 +206,41 @@ static void append_text(char **to, const char *line)
 	*to = joined;
 }
 
+/* `flamegraph | TITLE | COUNT NAME` or `heatmap | TITLE`: the picture, and
+ * the option that asks for it. */
+static int parse_picture_line(const char *value, struct tool_header *out)
+{
+	char *parts[3] = { 0 };
+	const char *p = value;
+	for (int i = 0; i < 3 && p; i++) {
+		const char *bar = strchr(p, '|');
+		const char *end = bar ? bar : p + strlen(p);
+		parts[i] = trimmed(p, end);
+		p = bar ? bar + 1 : NULL;
+	}
+	bool flamegraph = parts[0] && strcmp(parts[0], "flamegraph") == 0;
+	bool heatmap = parts[0] && strcmp(parts[0], "heatmap") == 0;
+	if ((!flamegraph && !heatmap) || !parts[1] || out->picture_kind) {
+		for (int i = 0; i < 3; i++)
+			free(parts[i]);
+		return -EINVAL;
+	}
+	out->picture_kind = parts[0];
+	out->picture_title = parts[1];
+	out->picture_count_name = parts[2];
+	struct tool_option option = {
+		.long_name = xstrdup(flamegraph ? "svg" : "heatmap"),
+		.argument = xstrdup("FILE"),
+		.macro = xstrdup("PICTURE_FILE"),
+		.kind = TOOL_VALUE_STRING,
+		.help = xstrdup(flamegraph ? "Write a flame graph of the stacks to FILE (SVG)"
+					   : "Write a latency heat map of each interval's histogram "
+					     "to FILE (SVG)"),
+	};
+	vec_push(&out->options, option);
+	return 0;
+}
+
 int tool_header_parse(const char *name, const char *text, struct tool_header *out, char **error)
 {
 	memset(out, 0, sizeof(*out));
@@ -258,6 +293,12 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 				}
 			} else if (strcmp(line, "overhead") == 0) {
 				append_text(&out->overhead, value);
+			} else if (strcmp(line, "picture") == 0) {
+				status = parse_picture_line(value, out);
+				if (status < 0)
+					*error = xasprintf("tools/%s.bt:%d: a picture is 'flamegraph | "
+							   "TITLE | COUNT NAME' or 'heatmap | TITLE'",
+							   name, line_number);
 			} else {
 				*error = xasprintf("tools/%s.bt:%d: unknown header key '%s'", name,
 						   line_number, line);
@@ -314,6 +355,9 @@ void tool_header_free(struct tool_header *header)
 	free(header->summary);
 	free(header->about);
 	free(header->overhead);
+	free(header->picture_kind);
+	free(header->picture_title);
+	free(header->picture_count_name);
 	memset(header, 0, sizeof(*header));
 }
 
@@ -722,6 +766,9 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 	}
 	add_macro(run, "JSON", NULL, xstrdup(run->json ? "1" : "0"));
 	for (int i = 0; status == 0 && i < option_count; i++)
+		if (values[i] && strcmp(header->options.items[i].macro, "PICTURE_FILE") == 0)
+			run->picture_path = xstrdup(values[i]);
+	for (int i = 0; status == 0 && i < option_count; i++)
 		status = define_option(run, &header->options.items[i], values[i], error);
 	if (status == 0 && !run->help && !run->source && !run->man)
 		status = choose_sources(run, notes, error);
@@ -747,6 +794,7 @@ void tool_run_free(struct tool_run *run)
 		free(run->values.items[i].text);
 	free(run->values.items);
 	free(run->program);
+	free(run->picture_path);
 	tool_header_free(&run->header);
 }
 

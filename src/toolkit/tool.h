@@ -85,6 +85,12 @@ struct tool_header {
 	VEC(struct tool_note) fields;
 	VEC(struct tool_note) requirements;  /* `requires:` a path that must exist, and the sentence if not */
 	char *overhead;             /* NULL if not stated */
+	/* `picture: flamegraph | TITLE | COUNT NAME` or `picture: heatmap | TITLE`:
+	 * the tool also takes --svg FILE or --heatmap FILE (an option of macro
+	 * PICTURE_FILE) and draws that picture of what it prints */
+	char *picture_kind;         /* "flamegraph", "heatmap" or NULL */
+	char *picture_title;
+	char *picture_count_name;
 	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
 };
 
@@ -108,6 +114,7 @@ struct tool_run {
 	pid_t watch_pid;            /* the tool ends when this process does; 0 = none */
 	VEC(struct tool_value) values;  /* every value given, in command-line order */
 	char *program;              /* a generated tool's program (generator.h); NULL otherwise */
+	char *picture_path;         /* --svg/--heatmap FILE; NULL if not given */
 };
 
 const struct tool *tool_find(const char *name);
