@@ -9,11 +9,16 @@
  *   read(/dev/zero) 4 times 100 bytes, then 6 times 4096 bytes
  *   getppid()       9 times (the syscall, not a cached value)
  *
- * and exits. The functions are not inlined and have a call inside, so each
- * is a real function with its own symbol in the executable.
+ * and exits, or first sleeps argv[2] seconds (so that a tracer can read its
+ * symbols while it lives). The functions are not inlined and have a call inside, so each
+ * is a real function with its own symbol in the executable. The runner
+ * builds with plain -O2; the pragma keeps frame pointers, which the kernel
+ * walks for user stacks (stackcount).
  */
+#pragma GCC optimize("no-omit-frame-pointer", "no-shrink-wrap", "no-optimize-sibling-calls")
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -78,5 +83,7 @@ int main(int argc, char **argv)
 		syscall(SYS_getppid);
 	/* a moment for the last events to be read before the tracer sees the exit */
 	nanosleep(&pause, NULL);
+	if (argc > 2)
+		sleep((unsigned)atoi(argv[2]));
 	return 0;
 }
