@@ -109,7 +109,7 @@ int bcc_probe_parse(const char *text, size_t length, unsigned flags, struct bcc_
 		*error = xasprintf("'%.*s' names no function", (int)length, text);
 		status = -EINVAL;
 	}
-	if (status == 0 && strpbrk(out->function, " \t()")) {
+	if (status == 0 && strpbrk(out->function, " \t")) {
 		*error = xasprintf("'%s' is not a function name", out->function);
 		status = -EINVAL;
 	}
