@@ -383,20 +383,6 @@ static bool parse_whole_number(const char *text, long long *value)
 	return !errno && end != text && !*end;
 }
 
-static char *quote_string(const char *text)
-{
-	struct strbuf quoted;
-	strbuf_init(&quoted);
-	strbuf_putc(&quoted, '"');
-	for (const char *p = text; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			strbuf_putc(&quoted, '\\');
-		strbuf_putc(&quoted, *p);
-	}
-	strbuf_putc(&quoted, '"');
-	return strbuf_release(&quoted);
-}
-
 /* "(x == 80 || x == 443)" for "80,443"; NULL after setting *error. */
 static char *list_body(const char *text, const char *spelling, char **error)
 {
@@ -475,7 +461,7 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			break;
 		/* the default is written as a literal in the header */
 		add_macro(run, option->macro, NULL,
-			  given ? quote_string(text) : xstrdup(text));
+			  given ? generator_quote(text) : xstrdup(text));
 		break;
 	case TOOL_VALUE_CHOICE: {
 		if (!text)
@@ -498,7 +484,7 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			status = -EINVAL;
 			break;
 		}
-		add_macro(run, option->macro, NULL, quote_string(text));
+		add_macro(run, option->macro, NULL, generator_quote(text));
 		char *flag = xasprintf("%s_%s", option->macro, text);
 		add_macro(run, flag, NULL, xstrdup("1"));
 		free(flag);
