@@ -565,7 +565,7 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 		if (run.help)
 			tool_print_help(&run.header, stdout);
 		else if (run.source)
-			fputs(tool->text, stdout);
+			fputs(tool_run_program(&run), stdout);
 		else
 			tool_print_man(&run.header, stdout);
 		strbuf_free(&notes);
@@ -618,7 +618,7 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 		tool_run_free(&run);
 		return 1;
 	}
-	status = run_program(&cli, xstrdup(tool->text), tool->name);
+	status = run_program(&cli, xstrdup(tool_run_program(&run)), tool->name);
 	tool_run_free(&run);
 	return status;
 }

@@ -21,6 +21,7 @@
 
 #include "../kernel/btf.h"
 #include "../probes/provider.h"
+#include "generator.h"
 
 const struct tool *tool_find(const char *name)
 {
@@ -67,6 +68,7 @@ static const struct {
 	{ "string", TOOL_VALUE_STRING },
 	{ "list", TOOL_VALUE_LIST },
 	{ "choice", TOOL_VALUE_CHOICE },
+	{ "specs", TOOL_VALUE_SPECS },
 };
 
 /* "MACRO kind [default]" */
@@ -84,7 +86,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		if (strcmp(value_kinds[i].name, kind) == 0)
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
-		*error = xasprintf("unknown option kind '%s' (flag, int, pid, string or list)", kind);
+		*error = xasprintf("unknown option kind '%s' (flag, int, pid, string, list, choice"
+				   " or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -387,20 +390,6 @@ static bool parse_whole_number(const char *text, long long *value)
 	return !errno && end != text && !*end;
 }
 
-static char *quote_string(const char *text)
-{
-	struct strbuf quoted;
-	strbuf_init(&quoted);
-	strbuf_putc(&quoted, '"');
-	for (const char *p = text; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			strbuf_putc(&quoted, '\\');
-		strbuf_putc(&quoted, *p);
-	}
-	strbuf_putc(&quoted, '"');
-	return strbuf_release(&quoted);
-}
-
 /* "(x == 80 || x == 443)" for "80,443"; NULL after setting *error. */
 static char *list_body(const char *text, const char *spelling, char **error)
 {
@@ -447,6 +436,8 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 	if (!text)
 		text = option->default_text;
 	switch (option->kind) {
+	case TOOL_VALUE_SPECS:
+		break;  /* read by the generator from run->values */
 	case TOOL_VALUE_FLAG:
 		add_macro(run, option->macro, NULL, xstrdup(given ? "1" : "0"));
 		break;
@@ -477,7 +468,7 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			break;
 		/* the default is written as a literal in the header */
 		add_macro(run, option->macro, NULL,
-			  given ? quote_string(text) : xstrdup(text));
+			  given ? generator_quote(text) : xstrdup(text));
 		break;
 	case TOOL_VALUE_CHOICE: {
 		if (!text)
@@ -500,7 +491,7 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			status = -EINVAL;
 			break;
 		}
-		add_macro(run, option->macro, NULL, quote_string(text));
+		add_macro(run, option->macro, NULL, generator_quote(text));
 		char *flag = xasprintf("%s_%s", option->macro, text);
 		add_macro(run, flag, NULL, xstrdup("1"));
 		free(flag);
@@ -611,6 +602,54 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 
 /* ---- the command line ---- */
 
+static void remember_value(struct tool_run *run, const struct tool_option *option, const char *text)
+{
+	struct tool_value value = { option->macro, xstrdup(text) };
+	vec_push(&run->values, value);
+}
+
+const char *tool_run_value(const struct tool_run *run, const char *macro)
+{
+	for (int i = run->values.count - 1; i >= 0; i--)
+		if (strcmp(run->values.items[i].macro, macro) == 0)
+			return run->values.items[i].text;
+	return NULL;
+}
+
+const char *tool_run_program(const struct tool_run *run)
+{
+	return run->program ? run->program : run->tool->text;
+}
+
+/* A tool whose probes come from its arguments (funccount, trace...) has a
+ * generator; its program is the generated text followed by the tool's file,
+ * which holds what does not depend on the arguments (headers, intervals).
+ * `--source` with no arguments shows the file alone. */
+static int generate_program(struct tool_run *run, char **error)
+{
+	const struct tool_generator *generator = tool_generator_find(run->tool->name);
+	if (!generator)
+		return 0;
+	bool any_specs = false;
+	for (int i = 0; i < run->header.options.count; i++) {
+		const struct tool_option *option = &run->header.options.items[i];
+		if (option->kind == TOOL_VALUE_SPECS && tool_run_value(run, option->macro))
+			any_specs = true;
+	}
+	if (!any_specs && run->source)
+		return 0;
+	struct strbuf program;
+	strbuf_init(&program);
+	int status = generator->generate(run, &program, error);
+	if (status < 0) {
+		strbuf_free(&program);
+		return status;
+	}
+	strbuf_printf(&program, "\n%s", run->tool->text);
+	run->program = strbuf_release(&program);
+	return 0;
+}
+
 enum {
 	GENERIC_JSON = 1000,
 	GENERIC_SOURCE,
@@ -698,6 +737,7 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 					continue;
 				free(values[i]);
 				values[i] = xstrdup(option->argument ? optarg : "1");
+				remember_value(run, option, values[i]);
 			}
 		}
 	}
@@ -708,7 +748,13 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 					   header->name);
 			status = -EINVAL;
 		} else if (header->options.items[i].is_positional) {
-			values[i] = xstrdup(argv[optind++]);
+			const struct tool_option *option = &header->options.items[i];
+			/* a specs argument takes the rest: trace's probes */
+			do {
+				free(values[i]);
+				values[i] = xstrdup(argv[optind++]);
+				remember_value(run, option, values[i]);
+			} while (option->kind == TOOL_VALUE_SPECS && optind < argc);
 		}
 	}
 	add_macro(run, "JSON", NULL, xstrdup(run->json ? "1" : "0"));
@@ -719,6 +765,8 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 		status = define_option(run, &header->options.items[i], values[i], error);
 	if (status == 0 && !run->help && !run->source && !run->man)
 		status = choose_sources(run, notes, error);
+	if (status == 0 && !run->help && !run->man)
+		status = generate_program(run, error);
 	for (int i = 0; i < option_count; i++)
 		free(values[i]);
 	free(values);
@@ -735,6 +783,10 @@ void tool_run_free(struct tool_run *run)
 		free((char *)run->macros.items[i].body);
 	}
 	free(run->macros.items);
+	for (int i = 0; i < run->values.count; i++)
+		free(run->values.items[i].text);
+	free(run->values.items);
+	free(run->program);
 	free(run->picture_path);
 	tool_header_free(&run->header);
 }

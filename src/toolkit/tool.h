@@ -40,6 +40,8 @@ enum tool_value_kind {
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
 	TOOL_VALUE_CHOICE,  /* one of `choices`: the macro is the string, and MACRO_value is 1 */
+	TOOL_VALUE_SPECS,   /* text for the tool's generator: repeatable, defines no macro; as
+			     * an `arg:` it takes every remaining argument */
 };
 
 /* An option (`//! option:`) or a positional argument (`//! arg:`). */
@@ -92,6 +94,12 @@ struct tool_header {
 	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
 };
 
+/* One value given on the command line, under its option's macro name. */
+struct tool_value {
+	const char *macro;          /* the header's string */
+	char *text;                 /* "1" for a flag */
+};
+
 /* What a tool's command line asks for. */
 struct tool_run {
 	const struct tool *tool;
@@ -104,6 +112,8 @@ struct tool_run {
 	bool man;                   /* print the man page and stop */
 	int verbose;
 	pid_t watch_pid;            /* the tool ends when this process does; 0 = none */
+	VEC(struct tool_value) values;  /* every value given, in command-line order */
+	char *program;              /* a generated tool's program (generator.h); NULL otherwise */
 	char *picture_path;         /* --svg/--heatmap FILE; NULL if not given */
 };
 
@@ -123,6 +133,11 @@ void tool_header_free(struct tool_header *header);
 int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_run *run,
 		   struct strbuf *notes, char **error);
 void tool_run_free(struct tool_run *run);
+
+/* The last value given for the option with this macro, NULL if none. */
+const char *tool_run_value(const struct tool_run *run, const char *macro);
+/* The program to run: the generated one, else the tool's file. */
+const char *tool_run_program(const struct tool_run *run);
 
 /* `sonde tools`: every tool with its summary. */
 void tool_print_list(FILE *out);

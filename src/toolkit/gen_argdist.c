@@ -1,0 +1,294 @@
+/*
+ * argdist's program. Each -H (histogram) or -C (count) specifier,
+ *
+ *   {p|r|t|u}:{lib|category}:function(signature)[:type[,type]:expr[,expr][:filter]][#label]
+ *
+ * becomes its own map (@bcc_h0, @bcc_c1...) updated by one probe per
+ * matching function, and one block that prints every map each INTERVAL
+ * seconds and at the end. A return probe that uses $latency or $entry(p)
+ * gets an entry probe that saves the time and the parameters per thread.
+ */
+#include "generator.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bccspec.h"
+
+struct argdist_spec {
+	const char *text;    /* as written */
+	bool histogram;      /* -H, else -C */
+	struct bcc_probe probe;
+	bcc_param_list params;
+	VEC(char *) types;
+	VEC(char *) exprs;   /* as written */
+	char *filter;
+	char *label;
+};
+
+static void free_words(char **words, int count)
+{
+	for (int i = 0; i < count; i++)
+		free(words[i]);
+	free(words);
+}
+
+static void argdist_spec_free(struct argdist_spec *spec)
+{
+	bcc_probe_free(&spec->probe);
+	bcc_params_free(&spec->params);
+	free_words(spec->types.items, spec->types.count);
+	free_words(spec->exprs.items, spec->exprs.count);
+	free(spec->filter);
+	free(spec->label);
+}
+
+/* Splits text[0..length) at unnested commas. */
+static void split_commas(const char *text, size_t length, void *list_vec)
+{
+	VEC(char *) *list = list_vec;
+	char *copy = xstrndup(text, length);
+	for (const char *p = copy;;) {
+		size_t part = bcc_scan_until(p, ",");
+		char *item = xstrndup(p, part);
+		vec_push(list, item);
+		if (!p[part])
+			break;
+		p += part + 1;
+	}
+	free(copy);
+}
+
+static int argdist_spec_parse(const char *text, bool histogram, struct argdist_spec *spec,
+			      char **error)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->text = text;
+	spec->histogram = histogram;
+	size_t used;
+	int status = bcc_probe_parse_head(text, BCC_ALLOW_RETURN, &spec->probe, &spec->params, &used,
+					  error);
+	if (status < 0)
+		return status;
+	if (text[used] && text[used] != ':' && text[used] != '#') {
+		*error = xasprintf("'%s': write the signature after the function, '()' if none", text);
+		return -EINVAL;
+	}
+	const char *p = text + used;
+	if (*p == ':') {
+		size_t types = bcc_scan_until(p + 1, ":#");
+		split_commas(p + 1, types, &spec->types);
+		p += 1 + types;
+		if (*p != ':') {
+			*error = xasprintf("'%s': the types need expressions, type:expr", text);
+			return -EINVAL;
+		}
+		size_t exprs = bcc_scan_until(p + 1, ":#");
+		split_commas(p + 1, exprs, &spec->exprs);
+		p += 1 + exprs;
+		if (*p == ':') {
+			size_t filter = bcc_scan_until(p + 1, "#");
+			spec->filter = xstrndup(p + 1, filter);
+			p += 1 + filter;
+		}
+		if (spec->types.count != spec->exprs.count) {
+			*error = xasprintf("'%s' has %d types for %d expressions", text,
+					   spec->types.count, spec->exprs.count);
+			return -EINVAL;
+		}
+	}
+	if (*p == '#')
+		spec->label = xstrdup(p + 1);
+	if (histogram && spec->exprs.count > 1) {
+		*error = xasprintf("'%s': a histogram (-H) takes one expression", text);
+		return -EINVAL;
+	}
+	if (spec->exprs.count == 0) {
+		/* BCC's defaults: the return value of a return probe, else the calls */
+		bool ret = bcc_kind_is_return(spec->probe.kind);
+		if (histogram && !ret) {
+			*error = xasprintf("'%s': a histogram (-H) needs an expression", text);
+			return -EINVAL;
+		}
+		char *type = xstrdup(ret ? "s64" : "u64");
+		char *expr = xstrdup(ret ? "$retval" : "");
+		vec_push(&spec->types, type);
+		vec_push(&spec->exprs, expr);
+	}
+	return 0;
+}
+
+static bool is_string_type(const char *type)
+{
+	return strncmp(type, "char", 4) == 0 && strchr(type, '*');
+}
+
+/* The map update of spec number `index`, for the probe's body. */
+static int update(const struct argdist_spec *spec, int index, struct strbuf *body,
+		  struct bcc_expr_needs *needs, char **error)
+{
+	struct strbuf key;
+	strbuf_init(&key);
+	for (int i = 0; i < spec->exprs.count; i++) {
+		const char *written = spec->exprs.items[i];
+		if (!written[0]) {
+			strbuf_puts(&key, "\"total calls\"");
+			continue;
+		}
+		char *expr = bcc_expr_rewrite(written, strlen(written), &spec->params, spec->probe.kind,
+					      needs, error);
+		if (!expr) {
+			strbuf_free(&key);
+			return -EINVAL;
+		}
+		char *value = is_string_type(spec->types.items[i]) ? xasprintf("str(%s)", expr)
+				: bcc_type_cast(spec->types.items[i], expr);
+		strbuf_printf(&key, "%s%s", i ? ", " : "", value);
+		free(value);
+		free(expr);
+	}
+	if (spec->filter) {
+		char *filter = bcc_expr_rewrite(spec->filter, strlen(spec->filter), &spec->params,
+						spec->probe.kind, needs, error);
+		if (!filter) {
+			strbuf_free(&key);
+			return -EINVAL;
+		}
+		strbuf_printf(body, "\tif (!(%s)) {\n\t\treturn;\n\t}\n", filter);
+		free(filter);
+	}
+	if (spec->histogram)
+		strbuf_printf(body, "\t@bcc_h%d = hist(%s);\n", index, key.data);
+	else
+		strbuf_printf(body, "\t@bcc_c%d[%s] = count();\n", index, key.data);
+	strbuf_free(&key);
+	return 0;
+}
+
+/* The entry probe of a return probe that needs entry-time values. */
+static void entry_probe(const struct argdist_spec *spec, const struct bcc_target *target,
+			const struct bcc_expr_needs *needs, struct strbuf *program)
+{
+	char *entry = bcc_entry_probe(target);
+	strbuf_printf(program, "%s\n/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /\n{\n",
+		      entry);
+	bcc_params_declare(&spec->params, program);
+	if (needs->latency)
+		strbuf_puts(program, "\t@bcc_start[tid] = nsecs;\n");
+	for (int i = 0; i < needs->entries.count; i++)
+		strbuf_printf(program, "\t@bcc_entry_%s[tid] = $%s;\n", needs->entries.items[i],
+			      needs->entries.items[i]);
+	strbuf_puts(program, "}\n\n");
+	free(entry);
+}
+
+static int generate_spec(const struct argdist_spec *spec, int index, struct strbuf *program,
+			 char **error)
+{
+	bcc_target_list targets = { 0 };
+	int status = bcc_probe_expand(&spec->probe, false, &targets, error);
+	for (int t = 0; status == 0 && t < targets.count; t++) {
+		struct bcc_expr_needs needs = { 0 };
+		struct strbuf body;
+		strbuf_init(&body);
+		bcc_params_declare(&spec->params, &body);
+		status = update(spec, index, &body, &needs, error);
+		if (status == 0 && (needs.latency || needs.entries.count)) {
+			if (!bcc_kind_is_return(targets.items[t].kind)) {
+				*error = xasprintf("'%s': $latency and $entry() need a return probe (r:)",
+						   spec->text);
+				status = -EINVAL;
+			} else {
+				entry_probe(spec, &targets.items[t], &needs, program);
+			}
+		}
+		if (status == 0)
+			strbuf_printf(program, "%s\n/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /\n"
+				      "{\n%s}\n\n", targets.items[t].probe, body.data);
+		strbuf_free(&body);
+		bcc_expr_needs_free(&needs);
+	}
+	bcc_target_list_free(&targets);
+	return status;
+}
+
+/* The printing of spec number `index`, in the interval block. */
+static void print_spec(const struct argdist_spec *spec, int index, long top, struct strbuf *program)
+{
+	char *label = generator_quote(spec->label ? spec->label
+					: !spec->exprs.items[0][0] ? "total calls"
+					: strcmp(spec->exprs.items[0], "$retval") == 0 ? "retval"
+					: spec->exprs.items[0]);
+	if (spec->histogram) {
+		strbuf_printf(program, "\tprint_log2_hist(@bcc_h%d, %s);\n", index, label);
+	} else {
+		struct strbuf row;
+		strbuf_init(&row);
+		strbuf_puts(&row, "\\t");
+		for (int i = 0; i < spec->exprs.count; i++) {
+			const char *expr = spec->exprs.items[i];
+			const char *type = spec->types.items[i];
+			const char *conversion = is_string_type(type) ? "%s"
+					       : type[0] == 'u' || strcmp(type, "size_t") == 0 ? "%llu"
+					       : "%lld";
+			if (!expr[0]) {
+				strbuf_puts(&row, "%s");
+				continue;
+			}
+			for (const char *p = expr; *p; p++) {  /* the expression as text in a format */
+				if (*p == '%' || *p == '"' || *p == '\\')
+					strbuf_putc(&row, *p == '%' ? '%' : '\\');
+				strbuf_putc(&row, *p);
+			}
+			strbuf_printf(&row, " = %s%s", conversion, i + 1 < spec->exprs.count ? ", " : "");
+		}
+		char *title = generator_quote(spec->label ? spec->label : spec->text);
+		strbuf_printf(program, "\tif (!JSON) {\n\t\tprintf(\"%%s\\n\\t%%-40s %%s\\n\", %s, \"EVENT\","
+			      " \"COUNT\");\n\t}\n\tprint_top(@bcc_c%d, %ld, \"%s\", \"%s\\t%%d\\n\");\n",
+			      title, index, top, spec->exprs.count > 1 ? "values count" : "value count",
+			      row.data);
+		free(title);
+		strbuf_free(&row);
+	}
+	free(label);
+}
+
+int argdist_generate(const struct tool_run *run, struct strbuf *program, char **error)
+{
+	VEC(struct argdist_spec) specs = { 0 };
+	int status = 0;
+	for (int i = 0; status == 0 && i < run->values.count; i++) {
+		const struct tool_value *value = &run->values.items[i];
+		bool histogram = strcmp(value->macro, "HISTOGRAM") == 0;
+		if (!histogram && strcmp(value->macro, "COUNTS") != 0)
+			continue;
+		struct argdist_spec spec;
+		status = argdist_spec_parse(value->text, histogram, &spec, error);
+		if (status == 0)
+			status = generate_spec(&spec, specs.count, program, error);
+		vec_push(&specs, spec);
+	}
+	if (status == 0 && specs.count == 0) {
+		*error = xstrdup("give at least one -H or -C specifier, such as "
+				 "-H 't:syscalls:sys_exit_read():int:args->ret'");
+		status = -EINVAL;
+	}
+	const char *top_text = tool_run_value(run, "TOP");
+	long top = top_text ? strtol(top_text, NULL, 10) : 0;
+	if (status == 0) {
+		strbuf_puts(program, "interval:s:INTERVAL, END\n/ @bcc_done == 0 /\n{\n\tif (!JSON) {\n"
+			    "\t\tprintf(\"[%s]\\n\", strftime(\"%H:%M:%S\", nsecs));\n\t}\n");
+		for (int i = 0; i < specs.count; i++)
+			print_spec(&specs.items[i], i, top > 0 ? top : 1000000, program);
+		strbuf_puts(program, "\tif (!CUMULATIVE) {\n");
+		for (int i = 0; i < specs.count; i++)
+			strbuf_printf(program, "\t\tclear(@bcc_%c%d);\n", specs.items[i].histogram ? 'h' : 'c', i);
+		strbuf_puts(program, "\t}\n\t@bcc_outputs += 1;\n\tif (COUNT > 0 && @bcc_outputs >= COUNT) {\n"
+			    "\t\t@bcc_done = 1;\n\t\texit();\n\t}\n}\n");
+	}
+	for (int i = 0; i < specs.count; i++)
+		argdist_spec_free(&specs.items[i]);
+	free(specs.items);
+	return status;
+}
