@@ -127,8 +127,9 @@ static bool const_take(struct const_reader *r, const char *op)
 	size_t length = strlen(op);
 	if (strncmp(r->p, op, length) != 0)
 		return false;
-	/* `&` is not the start of `&&`, `<` not of `<=`, ... */
-	if (length == 1 && (r->p[1] == op[0] || (r->p[1] == '=' && strchr("<>!=", op[0]))))
+	/* `&` is not the start of `&&`, `<` not of `<=`, `/` not of a comment */
+	if (length == 1 && (r->p[1] == op[0] || (r->p[1] == '=' && strchr("<>!=", op[0])) ||
+			    (op[0] == '/' && r->p[1] == '*')))
 		return false;
 	r->p += length;
 	return true;
