@@ -1319,10 +1319,11 @@ def folded_lines(text):
 
 
 def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
-    """profile (or offcputime) of stack_chain, whose call chains are known:
-    the heaviest folded stack holds exactly the hot (blocking) chain, user
-    frames outermost first and then the kernel's, and the hot function's
-    share of the samples (of the blocked time) is in range."""
+    """profile, offcputime or stackcount of stack_chain, whose call chains
+    are known: the heaviest folded stack holds exactly the hot (blocking,
+    calling) chain, user frames outermost first and then the kernel's, and
+    the hot function's share of the samples (of the blocked time, of the
+    calls) is in range."""
     if testing_bpftrace:
         return "SKIP", "a sonde tool"
     generator = build_tool("stack_chain")
@@ -1334,13 +1335,17 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
         "offcputime": ("sleep", "chain_main;chain_waiter;chain_block",
                        "entry_SYSCALL_64[^;]*;do_syscall_64;__x64_sys_nanosleep;"
                        "hrtimer_nanosleep;do_nanosleep;schedule;", 0.90, 1.0, 2000000),
+        # every nanosleep enters through chain_block: one stack, some 300 calls in 3 s
+        "stackcount": ("sleep", "chain_main;chain_waiter;chain_block",
+                       "entry_SYSCALL_64[^;]*;do_syscall_64;", 1.0, 1.0, 100),
     }[tool]
     target = subprocess.Popen([generator, mode, "6"])
     try:
         time.sleep(0.3)
-        options = ["-F", "99"] if tool == "profile" else []
+        arguments = {"profile": ["-F", "99", "3"], "offcputime": ["3"],
+                     "stackcount": ["-D", "3", "t:syscalls:sys_enter_nanosleep"]}[tool]
         env = dict(os.environ, **(SANITIZER_ENV if sanitized else {}))
-        proc = subprocess.run([sonde, tool, "-f", "-p", str(target.pid)] + options + ["3"],
+        proc = subprocess.run([sonde, tool, "-f", "-p", str(target.pid)] + arguments,
                               capture_output=True, timeout=30, env=env)
     finally:
         target.kill()
@@ -1390,7 +1395,9 @@ def run_special(report, args, binaries, testing_bpftrace):
              ("special/profile-known-chain",
               lambda b, s: special_known_chain(b, testing_bpftrace, s, "profile")),
              ("special/offcputime-known-chain",
-              lambda b, s: special_known_chain(b, testing_bpftrace, s, "offcputime"))]
+              lambda b, s: special_known_chain(b, testing_bpftrace, s, "offcputime")),
+             ("special/stackcount-known-chain",
+              lambda b, s: special_known_chain(b, testing_bpftrace, s, "stackcount"))]
     for binary, label, sanitized in binaries:
         for name, test in tests:
             full = "%s[%s]" % (name, label)
