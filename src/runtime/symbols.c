@@ -47,6 +47,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "common/util.h"
@@ -411,6 +413,8 @@ struct user_object {
 	unsigned long inode;
 	char *path;      /* as /proc/PID/maps shows it */
 	bool loaded;
+	bool reachable_checked; /* whether path is the mapped file was asked */
+	bool reachable;  /* path opens the very file the process mapped */
 	bool is_vdso;    /* read from sonde's own copy of the vDSO */
 	struct user_symbol *symbols; /* sorted by offset */
 	int count;
@@ -649,6 +653,22 @@ static const struct user_mapping *user_find_mapping(const struct user_process *p
 	return NULL;
 }
 
+/* Whether the object's path, opened from here, is the file the process
+ * mapped (same device and inode), so its symbols can be read at any time. */
+static bool user_object_reachable(struct user_object *object)
+{
+	struct stat file_status;
+
+	if (!object->reachable_checked) {
+		object->reachable_checked = true;
+		object->reachable = !object->is_vdso && stat(object->path, &file_status) == 0 &&
+				    major(file_status.st_dev) == object->device_major &&
+				    minor(file_status.st_dev) == object->device_minor &&
+				    file_status.st_ino == object->inode;
+	}
+	return object->reachable || object->is_vdso;
+}
+
 int symbols_user_prepare(pid_t pid)
 {
 	if (pid <= 0)
@@ -662,9 +682,14 @@ int symbols_user_prepare(pid_t pid)
 		process = user_process_get(pid);
 	if (process->gone)
 		return -ENOENT;
-	for (int i = 0; i < process->count; i++)
-		if (!process->mappings[i].object->loaded)
-			user_object_load(process->mappings[i].object, pid, &process->mappings[i]);
+	/* The mappings are what dies with the process; a file that sonde can
+	 * still open by its path is read when a frame needs it. Only the others
+	 * (a container's root, a deleted or replaced file) are read now. */
+	for (int i = 0; i < process->count; i++) {
+		struct user_object *object = process->mappings[i].object;
+		if (!object->loaded && !user_object_reachable(object))
+			user_object_load(object, pid, &process->mappings[i]);
+	}
 	return 0;
 }
 
