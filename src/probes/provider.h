@@ -24,12 +24,22 @@
 
 struct provider;
 
+/* Points attached together through one kernel object (syscall tracepoints
+ * through one raw_syscalls dispatcher): shared by its points, freed with
+ * the last of them. A provider embeds it in its own struct. */
+struct probe_group {
+	int refs;
+	void (*free)(struct probe_group *group);
+};
+
 /* How a program reaches its probe's arguments. */
 enum args_access {
 	ARGS_NONE,        /* the probe has no arguments */
 	ARGS_CTX_RECORD,  /* `args` is a record laid out in the context (tracepoints) */
 	ARGS_PT_REGS,     /* arg0..argN and retval come from struct pt_regs (kprobe, uprobe) */
 	ARGS_U64_ARRAY,   /* the context is u64[]: arg i at 8*i (raw tracepoints, fentry) */
+	ARGS_LOCATED_RECORD, /* `args` is a record whose field i is at arg_locations[i]
+			      * (syscall tracepoints served from raw_syscalls) */
 };
 
 /* Flags for the builtins a probe point supports. */
@@ -48,6 +58,10 @@ enum arg_location_kind {
 	ARG_LOCATION_REGISTER, /* the pt_regs field at ctx + register_offset */
 	ARG_LOCATION_MEMORY,   /* *(size *)(base + index * scale + displacement) in the traced process */
 	ARG_LOCATION_CONSTANT, /* the constant `displacement` */
+	/* the pt_regs field at register_offset of the struct pt_regs whose
+	 * address is the context's first u64 (raw_syscalls: the task's saved
+	 * user registers), read with bpf_probe_read_kernel */
+	ARG_LOCATION_SAVED_REGISTER,
 };
 
 struct arg_location {
@@ -101,6 +115,8 @@ struct probe_point {
 	 * BPF_TRACE_KPROBE_MULTI link (`function` is then NULL); 0 otherwise. */
 	char **functions;
 	int function_count;
+	struct probe_group *group; /* NULL unless attached with others */
+	int syscall_number;        /* syscall tracepoints served from raw_syscalls */
 };
 
 typedef VEC(struct probe_point *) probe_point_list;
@@ -191,6 +207,17 @@ int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list
 /* For providers whose probes have no arguments and cannot be listed. */
 int probe_describe_no_args(struct probe_point *point, char **error);
 int probe_list_nothing(const char *pattern, bool verbose, FILE *out);
+
+/* ---- syscall tracepoints through raw_syscalls (syscall_tracepoint.c) ---- */
+
+/* Whether a probe spec matching this many syscalls:* tracepoints should be
+ * served from raw_syscalls rather than one perf event each. */
+bool syscall_tracepoint_dispatch_wanted(int syscall_points);
+/* The point for syscalls:EVENT served from raw_syscalls, in the group of
+ * its direction (created on first use); NULL when its number is unknown
+ * (then it stays an ordinary tracepoint). */
+struct probe_point *syscall_tracepoint_point(const char *event, struct probe_group **enter_group,
+					     struct probe_group **exit_group);
 
 /* ---- user-space probes (uprobe.c, usdt.c) ---- */
 
