@@ -479,9 +479,10 @@ def case_command(case, values, tmp):
         elif case.field("script") is not None:
             argv.append(script_path)
         argv += words("posargs")
-    # The one placeholder allowed inside program text.
+    # The placeholders allowed inside program text: {target_pid}, and
+    # {tools} for uprobes on the compiled generators.
     argv = [a.replace("{target_pid}", values.get("target_pid", "{target_pid}"))
-            for a in argv]
+             .replace("{tools}", values["tools"]) for a in argv]
     if "direct" in case.flags:
         return [script_path] + words("posargs")
     return [sonde_abs] + argv

@@ -117,6 +117,7 @@ struct probe_point {
 	int function_count;
 	struct probe_group *group; /* NULL unless attached with others */
 	int syscall_number;        /* syscall tracepoints served from raw_syscalls */
+	int group_slot;            /* uprobe_multi: the cookie of this point's sites */
 };
 
 typedef VEC(struct probe_point *) probe_point_list;
@@ -208,6 +209,22 @@ int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list
 int probe_describe_no_args(struct probe_point *point, char **error);
 int probe_list_nothing(const char *pattern, bool verbose, FILE *out);
 
+/* ---- dispatchers (dispatch.c) ---- */
+
+struct bpf_insn;
+
+/* A BPF_MAP_TYPE_PROG_ARRAY of slots programs: fd or -errno. */
+int probe_dispatch_array_create(const char *name, uint32_t slots);
+/* Instructions appended to a prelude: tail call of slot r3 of map_fd with
+ * the context in r6, then return 0. */
+#define PROBE_DISPATCH_TAIL_INSNS 6
+/* Index of the `return 0` from the start of the tail: a prelude of N
+ * instructions gives up with a jump to N + PROBE_DISPATCH_RETURN. */
+#define PROBE_DISPATCH_RETURN 4
+/* Loads prelude + tail: fd or -errno. */
+int probe_dispatcher_load(uint32_t prog_type, uint32_t expected_attach_type, const char *name,
+			  const struct bpf_insn *prelude, int prelude_count, int map_fd);
+
 /* ---- syscall tracepoints through raw_syscalls (syscall_tracepoint.c) ---- */
 
 /* Whether a probe spec matching this many syscalls:* tracepoints should be
@@ -238,6 +255,15 @@ enum pt_regs_offset {
  * for point->pid only when it is set. Pushes the perf and link fds. */
 int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog_fd,
 			fd_list *fds, char **error);
+
+/* uprobe_multi.c: when the kernel has uprobe_multi links and a wildcard
+ * matched several functions, puts points[first..] (all in one binary) into
+ * one group attached through one link; otherwise leaves them alone. */
+void uprobe_multi_gather(probe_point_list *points, int first, bool retprobe);
+/* attach and prepare_load for a point of such a group */
+int uprobe_multi_attach(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
+int uprobe_multi_prepare_load(const struct probe_point *point, uint32_t *expected_attach_type,
+			      uint32_t *attach_btf_id, int *attach_btf_obj_fd, char **error);
 
 /* Resolves a symbol named in a USDT argument ("counter(%rip)") to its
  * link-time address; false if the object has no such symbol. */

@@ -202,11 +202,15 @@ static int syscall_tracepoint_describe(struct probe_point *point, char **error)
 	return 0;
 }
 
-/* The dispatcher: pass syscalls of 64-bit code to the slot of their number. */
+/* The dispatcher's prelude: syscalls of 64-bit code go to the slot of their
+ * number. */
+#define SYSCALL_PRELUDE_INSNS 11
+#define SYSCALL_GIVE_UP(at) (SYSCALL_PRELUDE_INSNS + PROBE_DISPATCH_RETURN - (at) - 1)
+
 static int syscall_dispatcher_load(int map_fd, bool is_exit)
 {
 	/* bpf_probe_read_kernel(fp - 24, 24, regs + orig_ax): orig_ax, ip, cs */
-	const struct bpf_insn insns[] = {
+	const struct bpf_insn prelude[SYSCALL_PRELUDE_INSNS] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1 },
 		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_1 },
 		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3, .imm = PT_REGS_ORIG_AX },
@@ -214,25 +218,19 @@ static int syscall_dispatcher_load(int map_fd, bool is_exit)
 		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -24 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 24 },
 		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_read_kernel },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = 7, .imm = 0 },
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = SYSCALL_GIVE_UP(7) },
 		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10,
 		  .off = -8 },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_1, .off = 5,
+		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_1, .off = SYSCALL_GIVE_UP(9),
 		  .imm = USER64_CODE_SEGMENT },
 		/* enter: the context's id; exit: the saved orig_ax */
 		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3,
 		  .src_reg = is_exit ? BPF_REG_10 : BPF_REG_6, .off = is_exit ? -24 : 8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_6 },
-		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_2,
-		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
-		{ 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
 	};
 
-	return bpf_prog_load(BPF_PROG_TYPE_RAW_TRACEPOINT, is_exit ? "sonde_sys_exit" : "sonde_sys_enter",
-			     "GPL", insns, sizeof(insns) / sizeof(insns[0]), NULL);
+	return probe_dispatcher_load(BPF_PROG_TYPE_RAW_TRACEPOINT, 0,
+				     is_exit ? "sonde_sys_exit" : "sonde_sys_enter", prelude,
+				     SYSCALL_PRELUDE_INSNS, map_fd);
 }
 
 /* The program array, the dispatcher and its raw tracepoint; their fds go
@@ -244,20 +242,18 @@ static int syscall_group_attach(struct syscall_group *group, fd_list *fds, char 
 	const char *tracepoint = group->is_exit ? "sys_exit" : "sys_enter";
 	int map_fd, prog_fd, link_fd;
 
-	map_fd = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, group->is_exit ? "sonde_sys_exit" :
-				"sonde_sys_enter", 4, 4, SYSCALL_SLOTS, NULL);
+	map_fd = probe_dispatch_array_create(group->is_exit ? "sonde_sys_exit" : "sonde_sys_enter",
+					     SYSCALL_SLOTS);
 	if (map_fd < 0) {
-		*error = xasprintf("cannot create the syscall program array: %s", strerror(errno));
-		return -errno;
+		*error = xasprintf("cannot create the syscall program array: %s", strerror(-map_fd));
+		return map_fd;
 	}
 	prog_fd = syscall_dispatcher_load(map_fd, group->is_exit);
 	if (prog_fd < 0) {
-		int err = errno;
-
 		close(map_fd);
 		*error = xasprintf("cannot load the raw_syscalls:%s dispatcher: %s", tracepoint,
-				   strerror(err));
-		return -err;
+				   strerror(-prog_fd));
+		return prog_fd;
 	}
 	link_fd = bpf_raw_tracepoint_open(tracepoint, prog_fd);
 	if (link_fd < 0) {
