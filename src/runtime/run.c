@@ -3,19 +3,22 @@
  *
  *   load maps and programs -> write the config map -> run BEGIN -> attach
  *   -> release the -c child -> consume events until something ends the run
- *   -> detach -> run END -> print every map -> exit code
+ *   -> stop the probes -> hand the links to a releasing process -> run END
+ *   -> print every map -> exit code
  *
  * BEGIN and END are not attached anywhere: they are raw-tracepoint programs
  * that the runtime runs itself with BPF_PROG_TEST_RUN, so BEGIN finishes
  * (and its output is printed) before any other probe can fire, and END runs
- * after every probe is detached. Both see the same maps as the rest.
+ * after every probe is stopped. Both see the same maps as the rest.
  *
  * A run ends at the first of: an exit() record, SIGINT or SIGTERM, the end
  * of the -c child, the end of the -p target, or, for a program with nothing
  * but BEGIN and END, right after BEGIN.
  *
  * Everything attached is held by a file descriptor of this process (BPF
- * links and perf events), so however sonde dies, the kernel detaches it.
+ * links and perf events), or at the end of the run of the sonde-release
+ * process it hands them to (run_detach), so however sonde dies, the kernel
+ * detaches it.
  */
 #include "runtime/load.h"
 #include "runtime/symbols.h"
