@@ -948,7 +948,8 @@ def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
         proc = Process([sonde, "-e", program], env=env)
         victims = [proc.proc.pid]
         if during_attach:
-            delay = rng.uniform(0, attach_time)
+            # mostly while loading and attaching, some just after
+            delay = rng.uniform(0.3, 1.1) * attach_time
             time.sleep(delay)
         else:
             if not proc.attached.wait(timeout=30):
@@ -956,7 +957,7 @@ def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
                 proc.wait(5)
                 return "FAIL", "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
             proc.interrupt()
-            delay = rng.uniform(0, 0.1)
+            delay = rng.uniform(0, 0.05)
             time.sleep(delay)
             os.kill(proc.proc.pid, signal.SIGSTOP)
             if kill % 2:

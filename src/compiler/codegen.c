@@ -2161,10 +2161,12 @@ static void gen_prologue(struct codegen *gen)
 	if (gen->stoppable) {
 		/* first of all: the run may have ended while the kernel still
 		 * holds this program attached (run.c releases links later) */
-		int watermark = gen->fn.stack_size;
-		int stopped = config_field(gen, offsetof(struct program_config, stopped));
+		/* a direct load from the config map's value: no helper call */
+		int stopped = ir_new_vreg(&gen->fn);
+		ir_ld_map_value(&gen->fn, stopped, gen->program->config_map_id,
+				offsetof(struct program_config, stopped));
+		ir_load(&gen->fn, 8, stopped, stopped, 0);
 		ir_jump_if_imm(&gen->fn, BPF_JNE, stopped, 0, gen->exit_label);
-		gen->fn.stack_size = watermark;
 	}
 	for (int i = 0; i < gen->probe->vars.count; i++) {
 		struct var_info *var = &gen->probe->vars.items[i];
