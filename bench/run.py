@@ -10,7 +10,7 @@ binaries on the real kernel. The same numbers go to bench/results/latest.json.
     sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
 
-The six groups (see bench/README.md for what each one means):
+The groups (see bench/README.md for what each one means):
 
   startup   wall time to the attach message and to exit, and peak RSS
   kernel    run_time_ns / run_cnt of the BPF programs (kernel.bpf_stats_enabled)
@@ -20,6 +20,9 @@ The six groups (see bench/README.md for what each one means):
   footprint binary plus its shared libraries beyond libc
   tools     sonde TOOL against libbpf-tools and bpftrace's TOOL.bt: time to
             tracing, peak RSS, kernel ns per event (against libbpf-tools)
+  profile   profile at 99 and 999 Hz: RSS, ns per sample, Ctrl-C to output
+  scale     every syscall tracepoint, 100 tracepoints, 1,000 uprobes: time
+            to attach, SIGINT to exit, peak RSS
 
 The tracers' programs are found through /proc/PID/fdinfo: every BPF program
 file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
@@ -936,6 +939,153 @@ def bench_profile(reps, workdir, results, quick):
     results.context["profile"] = details
 
 
+# ---------------------------------------------------------------- scale
+
+# Categories of ordinary (non-syscall) tracepoints for the 100-tracepoint
+# program, in this order; the first 100 events of them, sorted by name.
+SCALE_CATEGORIES = ["sched", "timer", "irq", "signal", "task", "workqueue", "kmem",
+                    "writeback", "block", "net", "skb", "sock", "tcp", "random"]
+
+
+def scale_tracepoints(count=100):
+    events = []
+    for category in SCALE_CATEGORIES:
+        directory = os.path.join("/sys/kernel/tracing/events", category)
+        if not os.path.isdir(directory):
+            continue
+        for name in sorted(os.listdir(directory)):
+            if os.path.isdir(os.path.join(directory, name)):
+                events.append("tracepoint:%s:%s" % (category, name))
+    return events[:count]
+
+
+def fd_count(pid):
+    try:
+        return len(os.listdir("/proc/%d/fd" % pid))
+    except OSError:
+        return -1
+
+
+def scale_run(tool, program, workdir, tag):
+    """One run at scale: launch, wait until the attach message has shown up
+    and the tracer's number of open files has not changed for half a second
+    (bpftrace prints its message before it attaches; sonde after), trace
+    0.5 s, SIGINT, wait for the exit. Returns the time to attach (to the
+    last change in open files, or the message if later), the time from
+    SIGINT to exit, and the peak RSS (GNU time, which ignores the SIGINT)."""
+    report = os.path.join(workdir, "rss-" + tag)
+    err_path = os.path.join(workdir, "scale-%s-%s.err" % (tag, tool))
+    out_path = os.path.join(workdir, "scale-%s-%s.out" % (tag, tool))
+    command = ["/usr/bin/time", "-f", "%M", "-o", report] + tool_command(tool, program)
+    start = time.monotonic()
+    # bpftrace 0.17 refuses more than 512 programs or probes unless told
+    env = dict(os.environ, BPFTRACE_MAX_BPF_PROGS="4096", BPFTRACE_MAX_PROBES="4096")
+    with open(out_path, "w") as out, open(err_path, "w") as err:
+        proc = subprocess.Popen(command, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=env)
+    pattern = attach_pattern(tool)
+    tracer = None
+    banner = last_change = None
+    count = -1
+    deadline = start + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if tracer is None:
+            tracer = tracer_pid(proc.pid)
+            tracer = tracer if tracer != proc.pid else None
+        if banner is None:
+            with open(out_path, errors="replace") as f1, open(err_path, errors="replace") as f2:
+                if pattern.search(f1.read() + f2.read()):
+                    banner = time.monotonic()
+        now_count = fd_count(tracer) if tracer else -1
+        if now_count != count:
+            count, last_change = now_count, time.monotonic()
+        if banner is not None and time.monotonic() - last_change >= 0.5:
+            break
+        time.sleep(0.01)
+    if banner is None or proc.poll() is not None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        with open(err_path, errors="replace") as f:
+            raise RuntimeError("%s did not start at scale:\n%s" % (tool, f.read()[-2000:]))
+    attached = max(banner, last_change) - start
+    time.sleep(0.5)
+    interrupted = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    exit_s = time.monotonic() - interrupted
+    with open(report) as f:
+        rss = int(f.read().split()[-1])
+    return {"attach_s": attached, "exit_s": exit_s, "maxrss_kb": rss, "files": count}
+
+
+def wait_for_releases(timeout=120):
+    """sonde hands slow detaches to a sonde-release process: let the last
+    one finish so that it does not slow the next measurement."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy = False
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    with open("/proc/%s/comm" % entry) as f:
+                        busy = busy or f.read().strip() == "sonde-release"
+                except OSError:
+                    pass
+        if not busy:
+            return
+        time.sleep(0.2)
+
+
+def bench_scale(reps, workdir, results, quick):
+    """Thousands of probes (issue 11): time to attach, time from SIGINT to
+    exit and peak RSS for every syscall tracepoint, 100 ordinary
+    tracepoints and 1,000 uprobes, sonde against bpftrace."""
+    functions = os.path.join(workdir, "many_functions")
+    subprocess.run(["cc", "-O2", "-Wall", "-o", functions,
+                    os.path.join(REPO_DIR, "tests", "tools", "many_functions.c")], check=True)
+    syscalls = len([n for n in os.listdir("/sys/kernel/tracing/events/syscalls")
+                    if n.startswith("sys_")])
+    ordinary = scale_tracepoints()
+    cases = [("%d syscall tracepoints" % syscalls,
+              "tracepoint:syscalls:sys_* { @[probe] = count(); }"),
+             ("%d tracepoints" % len(ordinary), ",\n".join(ordinary) + " { @[probe] = count(); }"),
+             ("1000 uprobes", "uprobe:%s:fn_* { @[func] = count(); }" % functions)]
+    details = []
+    for label, program in cases:
+        samples = {tool: [] for tool in TOOLS}
+        for rep in range(reps):
+            for tool in TOOLS:
+                # bpftrace takes tens of seconds to detach: once is enough
+                if tool == "bpftrace" and rep > 0 and quick:
+                    continue
+                wait_for_releases()
+                run = scale_run(tool, program, workdir, "%s-%d" % (label.split()[0], rep))
+                samples[tool].append(run)
+                details.append({"case": label, "tool": tool, **run})
+        for metric, unit, name in [("attach_s", "s", "attach"), ("exit_s", "s", "SIGINT to exit"),
+                                   ("maxrss_kb", "KiB", "peak RSS")]:
+            values = {tool: [s[metric] for s in samples[tool]] for tool in TOOLS}
+            # the targets are absolute (0.5 s); the ratio is for the record
+            sonde_median = median(values["sonde"])
+            target_met = None
+            if unit == "s" and sonde_median is not None:
+                target_met = "pass" if sonde_median <= 0.5 else "MISS"
+            results.add("scale", "%s: %s" % (label, name), unit, values, None,
+                        extra={"target": "<= 0.5 s", "verdict": target_met}
+                        if target_met else None)
+            if target_met:
+                results.rows[-1]["verdict"] = target_met + " (<=0.5 s)"
+        log("  scale %s done" % label)
+    results.context["scale"] = details
+
+
 # ---------------------------------------------------------------- table
 
 class Results:
@@ -1010,7 +1160,8 @@ def fmt(value):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
-    parser.add_argument("--only", default="startup,kernel,dd,delivery,footprint,tools,profile",
+    parser.add_argument("--only",
+                        default="startup,kernel,dd,delivery,footprint,tools,profile,scale",
                         help="comma-separated groups to run")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -1047,6 +1198,9 @@ def main():
         if "profile" in groups:
             log("profile")
             bench_profile(1 if args.quick else 3, workdir, results, args.quick)
+        if "scale" in groups:
+            log("scale")
+            bench_scale(1 if args.quick else 3, workdir, results, args.quick)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)

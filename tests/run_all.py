@@ -481,9 +481,10 @@ def case_command(case, values, tmp):
         elif case.field("script") is not None:
             argv.append(script_path)
         argv += words("posargs")
-    # The one placeholder allowed inside program text.
+    # The placeholders allowed inside program text: {target_pid}, and
+    # {tools} for uprobes on the compiled generators.
     argv = [a.replace("{target_pid}", values.get("target_pid", "{target_pid}"))
-            for a in argv]
+             .replace("{tools}", values["tools"]) for a in argv]
     if "direct" in case.flags:
         return [script_path] + words("posargs")
     return [sonde_abs] + argv
@@ -792,18 +793,7 @@ def bpftool_json(kind):
 
 def owned_bpf_objects(pid):
     """Program and link ids held open by process pid, from /proc/PID/fdinfo."""
-    progs, links = set(), set()
-    fd_dir = "/proc/%d/fdinfo" % pid
-    for fd in os.listdir(fd_dir):
-        try:
-            with open(os.path.join(fd_dir, fd)) as f:
-                info = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
-        except OSError:
-            continue
-        if "link_id" in info:
-            links.add(int(info["link_id"]))
-        elif "prog_id" in info:
-            progs.add(int(info["prog_id"]))
+    progs, links, _ = bpf_objects_of([pid])
     return progs, links
 
 
@@ -865,6 +855,152 @@ def special_kill(sonde, testing_bpftrace):
         time.sleep(0.1)
     return "FAIL", ("after SIGKILL still loaded: programs %s, links %s"
                     % (sorted(left_progs), sorted(left_links)))
+
+
+def bpf_objects_of(pids):
+    """Program, link and map ids held open by the given processes."""
+    progs, links, maps = set(), set(), set()
+    for pid in pids:
+        fd_dir = "/proc/%d/fdinfo" % pid
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(os.path.join(fd_dir, fd)) as f:
+                    info = dict(line.split(":", 1) for line in f.read().splitlines()
+                                if ":" in line)
+            except OSError:
+                continue
+            if "link_id" in info:
+                links.add(int(info["link_id"]))
+            elif "prog_id" in info:
+                progs.add(int(info["prog_id"]))
+            elif "map_id" in info:
+                maps.add(int(info["map_id"]))
+    return progs, links, maps
+
+
+def release_children(pid):
+    """The sonde-release processes sonde started (children of pid)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open("/proc/%s/comm" % entry) as f:
+                comm = f.read().strip()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and comm == "sonde-release":
+            found.append(int(entry))
+    return found
+
+
+def pid_gone(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+# The attach paths of issue 11, each killed at random moments.
+KILL_SCALE_PATHS = {
+    "raw-syscalls": ({}, "tracepoint:syscalls:sys_enter_* { @[probe] = count(); }"),
+    "perf-tracepoints": ({"SONDE_SYSCALL_TRACEPOINTS": "perf"},
+                         "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); }"),
+    "uprobe-multi": ({}, "uprobe:{tools}/many_functions:fn_* { @[func] = count(); }"),
+}
+
+
+def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
+    """SIGKILL at random moments while a path attaches (the first half of
+    the kills) and while it tears down after SIGINT (the second half; then
+    the sonde-release process is killed too, every other time): every
+    program, link and map the processes held is gone once they are.
+
+    Each victim is stopped (SIGSTOP) before its open BPF objects are read,
+    so that the list is complete when SIGKILL comes."""
+    if testing_bpftrace:
+        return "SKIP", "sonde's attach paths"
+    if shutil.which("bpftool") is None:
+        return "SKIP", "bpftool not installed"
+    import random
+    env_extra, program = KILL_SCALE_PATHS[path]
+    program = program.replace("{tools}", os.path.dirname(build_tool("many_functions")))
+    env = dict(os.environ, **env_extra)
+    rng = random.Random(11)
+    # how long attaching takes, to aim the kills into it
+    proc = Process([sonde, "-e", program], env=env)
+    started = time.monotonic()
+    if not proc.attached.wait(timeout=30):
+        proc.kill()
+        proc.wait(5)
+        return "FAIL", "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
+    attach_time = time.monotonic() - started
+    proc.interrupt()
+    proc.wait(30)
+    held = {"progs": set(), "links": set(), "maps": set()}
+    moments = []
+    for kill in range(kills):
+        during_attach = kill < kills // 2
+        proc = Process([sonde, "-e", program], env=env)
+        victims = [proc.proc.pid]
+        if during_attach:
+            # mostly while loading and attaching, some just after
+            delay = rng.uniform(0.3, 1.1) * attach_time
+            time.sleep(delay)
+        else:
+            if not proc.attached.wait(timeout=30):
+                proc.kill()
+                proc.wait(5)
+                return "FAIL", "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
+            proc.interrupt()
+            delay = rng.uniform(0, 0.05)
+            time.sleep(delay)
+            os.kill(proc.proc.pid, signal.SIGSTOP)
+            if kill % 2:
+                victims += release_children(proc.proc.pid)
+        moments.append("%s+%.3fs" % ("attach" if during_attach else "teardown", delay))
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        # the release children of a stopped sonde are its own until it dies
+        progs, links, maps = bpf_objects_of(victims + release_children(proc.proc.pid))
+        held["progs"] |= progs
+        held["links"] |= links
+        held["maps"] |= maps
+        survivors = [p for p in release_children(proc.proc.pid) if p not in victims]
+        for pid in victims:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        proc.wait(30)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not all(pid_gone(p) for p in victims + survivors):
+            time.sleep(0.05)
+        if not all(pid_gone(p) for p in victims + survivors):
+            return "FAIL", "kill %d (%s): processes %s still there after 120 s" % (
+                kill, moments[-1], [p for p in victims + survivors if not pid_gone(p)])
+    # The kernel frees programs and maps after an RCU grace period: poll.
+    for _ in range(100):
+        left_progs = held["progs"] & {p["id"] for p in bpftool_json("prog")}
+        left_links = held["links"] & {l["id"] for l in bpftool_json("link")}
+        left_maps = held["maps"] & {m["id"] for m in bpftool_json("map")}
+        if not left_progs and not left_links and not left_maps:
+            return "PASS", ("%d kills (%s); %d programs, %d links, %d maps gone"
+                            % (kills, ", ".join(moments), len(held["progs"]),
+                               len(held["links"]), len(held["maps"])))
+        time.sleep(0.2)
+    return "FAIL", ("after the kills still loaded: programs %s, links %s, maps %s"
+                    % (sorted(left_progs)[:20], sorted(left_links)[:20], sorted(left_maps)[:20]))
 
 
 def build_tool(name, directory="tools", flags=()):
@@ -1380,6 +1516,12 @@ def run_special(report, args, binaries, testing_bpftrace):
         report.result(status, "special/install", details)
     binaries = [b for b in binaries if os.path.exists(b[0]) or shutil.which(b[0])]
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
+             ("special/kill-scale-raw-syscalls",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "raw-syscalls")),
+             ("special/kill-scale-perf-tracepoints",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "perf-tracepoints")),
+             ("special/kill-scale-uprobe-multi",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "uprobe-multi")),
              ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s)),
              ("special/exit-behind-flood", lambda b, s: special_exit_flood(b, testing_bpftrace, s)),
              ("special/sigint-slow-reader",

@@ -63,6 +63,15 @@ static const char *names_softirq(int64_t value, char *buf, size_t size)
 	return buf;
 }
 
+int syscall_number_of(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof(syscall_names) / sizeof(syscall_names[0])); i++) {
+		if (syscall_names[i] && strcmp(syscall_names[i], name) == 0)
+			return i;
+	}
+	return -1;
+}
+
 const struct int_names int_names_syscall = { "syscall", names_syscall };
 const struct int_names int_names_signal = { "signal", names_signal };
 const struct int_names int_names_errno = { "errno", names_errno };

@@ -22,6 +22,9 @@ extern const struct int_names int_names_signal;  /* "SIGKILL", "N/A" for 0; numb
 extern const struct int_names int_names_errno;   /* "ENOENT" for 2 or -2; the number when unknown */
 extern const struct int_names int_names_softirq; /* "timer", as softirqs; the number when unknown */
 
+/* The x86-64 number of the syscall called name ("openat"), or -1. */
+int syscall_number_of(const char *name);
+
 /* Sonde's fallback when a name is longer: callers use a buffer this big. */
 #define INT_NAME_MAX 64
 

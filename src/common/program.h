@@ -82,6 +82,10 @@ struct seen_process {
 /* Written by the runtime into the config map before any probe is attached. */
 struct program_config {
 	uint64_t start_ns; /* bpf_ktime_get_ns() at start, for `elapsed` */
+	/* Set by the runtime when the run ends: every attached program tests it
+	 * first and returns, so all of them stop at one map write, long before
+	 * the kernel has finished detaching them (see run.c). */
+	uint64_t stopped;
 };
 
 struct map_desc {

@@ -406,6 +406,17 @@ static int read_arg_location(struct codegen *gen, const struct arg_location *loc
 	struct type *type = type_int(location->size ? location->size : 8, location->is_signed);
 	if (location->kind == ARG_LOCATION_CONSTANT)
 		return const_reg(gen, location->displacement);
+	if (location->kind == ARG_LOCATION_SAVED_REGISTER) {
+		int address = load_int(gen, gen->ctx_reg, 0, 8, false);
+		ir_alu_imm(&gen->fn, BPF_ADD, address, location->register_offset);
+		int slot = stack_alloc(gen, 8);
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+		struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(8), ARG_REG(address) };
+		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+		int value = load_int(gen, BPF_REG_10, slot, 8, false);
+		convert_int(gen, value, type);
+		return value;
+	}
 	int value = load_int(gen, gen->ctx_reg, location->register_offset, 8, false);
 	if (location->kind == ARG_LOCATION_REGISTER) {
 		convert_int(gen, value, type);
@@ -631,6 +642,18 @@ static struct value gen_field(struct codegen *gen, struct node *node)
 			if (strcmp(record->fields[i].name, node->name) != 0)
 				continue;
 			int reg = load_int(gen, gen->ctx_reg, record->fields[i].offset, 8, false);
+			convert_int(gen, reg, node->type);
+			return value_reg(reg, node->type);
+		}
+		return value_reg(const_reg(gen, 0), node->type);
+	}
+	if (gen->point->args_access == ARGS_LOCATED_RECORD) {
+		/* the provider says where each field of the record really is */
+		struct type *record = gen->point->args_type;
+		for (int i = 0; record && i < record->field_count && i < gen->point->arg_count; i++) {
+			if (strcmp(record->fields[i].name, node->name) != 0)
+				continue;
+			int reg = read_arg_location(gen, &gen->point->arg_locations[i]);
 			convert_int(gen, reg, node->type);
 			return value_reg(reg, node->type);
 		}
@@ -2168,6 +2191,16 @@ static void gen_prologue(struct codegen *gen)
 	if (pid_reads >= 2)
 		gen->pid_tgid_reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 	gen->exit_label = ir_new_label(&gen->fn);
+	if (gen->stoppable) {
+		/* first of all: the run may have ended while the kernel still
+		 * holds this program attached (run.c releases links later) */
+		/* a direct load from the config map's value: no helper call */
+		int stopped = ir_new_vreg(&gen->fn);
+		ir_ld_map_value(&gen->fn, stopped, gen->program->config_map_id,
+				offsetof(struct program_config, stopped));
+		ir_load(&gen->fn, 8, stopped, stopped, 0);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, stopped, 0, gen->exit_label);
+	}
 	for (int i = 0; i < gen->probe->vars.count; i++) {
 		struct var_info *var = &gen->probe->vars.items[i];
 		int size = type_storage_size(var->type);
@@ -2456,7 +2489,8 @@ static struct ir_function ir_function_copy(const struct ir_function *fn)
 int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
 		  struct probe_program *out, FILE *dump, struct diag *diag)
 {
-	struct codegen gen = { .sema = sema, .program = sema->program, .probe = probe, .point = point };
+	struct codegen gen = { .sema = sema, .program = sema->program, .probe = probe, .point = point,
+			       .stoppable = out->role == PROBE_ROLE_NORMAL };
 	gen.fn.loc = probe->node->loc;
 	gen_prologue(&gen);
 	gen_stmts(&gen, probe->node->body);

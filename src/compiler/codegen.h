@@ -56,6 +56,7 @@ struct codegen {
 	int vars_base;             /* lowest r10 offset of the scratch-variable area */
 	int other_insns;           /* IR in finished callbacks and in callers waiting for one */
 	bool too_large;            /* an unroll would pass CODEGEN_INSNS_MAX; emit no more */
+	bool stoppable;            /* an attached probe: returns at once once the run has stopped */
 };
 
 /* The kernel loads no program longer than this (BPF_COMPLEXITY_LIMIT_INSNS,

@@ -55,8 +55,12 @@ static int emit_function(const struct ir_function *fn, int base, const int *func
 		raw->off = insn->off;
 		raw->imm = (int32_t)insn->imm;
 		locs[at] = insn->loc;
-		if (insn->kind == IR_LD_MAP)
-			raw->src_reg = BPF_PSEUDO_MAP_FD;
+		if (insn->kind == IR_LD_MAP) {
+			/* a map value's offset goes in the second half, not in off */
+			raw->src_reg = insn->src == BPF_PSEUDO_MAP_VALUE ? BPF_PSEUDO_MAP_VALUE
+									 : BPF_PSEUDO_MAP_FD;
+			raw->off = 0;
+		}
 		if (insn->kind == IR_LD_FUNC) {
 			/* the kernel wants the callee's offset relative to the next instruction */
 			raw->src_reg = BPF_PSEUDO_FUNC;
@@ -64,6 +68,8 @@ static int emit_function(const struct ir_function *fn, int base, const int *func
 		}
 		if (insn_width(insn) == 2) {
 			insns[at + 1].imm = insn->kind == IR_LD_IMM64 ? (int32_t)((uint64_t)insn->imm >> 32) : 0;
+			if (insn->kind == IR_LD_MAP && insn->src == BPF_PSEUDO_MAP_VALUE)
+				insns[at + 1].imm = insn->off;
 			locs[at + 1] = insn->loc;
 		}
 		if (insn->kind == IR_JUMP) {

@@ -108,6 +108,13 @@ void ir_ld_map(struct ir_function *fn, int dst, int map_id)
 				      .dst = dst, .src = BPF_PSEUDO_MAP_FD, .imm = map_id });
 }
 
+void ir_ld_map_value(struct ir_function *fn, int dst, int map_id, int offset)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_LD_MAP, .code = BPF_LD | BPF_DW | BPF_IMM,
+				      .dst = dst, .src = BPF_PSEUDO_MAP_VALUE, .imm = map_id,
+				      .off = (int16_t)offset });
+}
+
 void ir_ld_func(struct ir_function *fn, int dst, int subprogram)
 {
 	ir_emit(fn, (struct ir_insn){ .kind = IR_LD_FUNC, .code = BPF_LD | BPF_DW | BPF_IMM,
@@ -200,6 +207,8 @@ static void print_insn(FILE *out, const struct ir_insn *insn, bool final)
 	if (insn->kind == IR_LD_MAP) {
 		print_reg(out, insn->dst);
 		fprintf(out, " = map[%lld]", (long long)insn->imm);
+		if (insn->src == BPF_PSEUDO_MAP_VALUE)
+			fprintf(out, " value +%d", insn->off);
 		return;
 	}
 	if (insn->kind == IR_LD_IMM64) {
@@ -308,6 +317,9 @@ void emit_print(FILE *out, const struct bpf_insn *insns, int count)
 		if (raw->code == (BPF_LD | BPF_DW | BPF_IMM)) {
 			if (raw->src_reg == BPF_PSEUDO_MAP_FD) {
 				insn.kind = IR_LD_MAP;
+			} else if (raw->src_reg == BPF_PSEUDO_MAP_VALUE) {
+				insn.kind = IR_LD_MAP;
+				insn.off = (int16_t)insns[i + 1].imm;
 			} else if (raw->src_reg == BPF_PSEUDO_FUNC) {
 				insn.kind = IR_LD_FUNC;
 			} else {

@@ -28,7 +28,8 @@ enum ir_kind {
 	IR_INSN,     /* one BPF instruction; dst/src may be virtual */
 	IR_LABEL,    /* marks where label `label` is */
 	IR_JUMP,     /* conditional or unconditional jump to `label` */
-	IR_LD_MAP,   /* dst = pointer to map `imm` (BPF_LD_IMM64, BPF_PSEUDO_MAP_FD) */
+	IR_LD_MAP,   /* dst = pointer to map `imm` (BPF_LD_IMM64, BPF_PSEUDO_MAP_FD); with src
+	              * BPF_PSEUDO_MAP_VALUE, to byte `off` of its only value */
 	IR_LD_IMM64, /* dst = 64-bit constant imm */
 	IR_LD_FUNC,  /* dst = address of subprogram `imm` (BPF_LD_IMM64, BPF_PSEUDO_FUNC) */
 };
@@ -69,6 +70,8 @@ void ir_jump_if(struct ir_function *fn, int op, int a, int b, int label);       
 void ir_jump_if_imm(struct ir_function *fn, int op, int a, int32_t imm, int label);
 void ir_call(struct ir_function *fn, int helper);
 void ir_ld_map(struct ir_function *fn, int dst, int map_id);
+/* dst = address of byte offset of the value of array map_id (one entry) */
+void ir_ld_map_value(struct ir_function *fn, int dst, int map_id, int offset);
 void ir_exit(struct ir_function *fn);
 void ir_ld_func(struct ir_function *fn, int dst, int subprogram);
 /* Reserves size bytes (8-aligned) of stack; returns the (negative) offset from r10. */

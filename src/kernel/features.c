@@ -51,6 +51,7 @@ static const char *const feature_names[FEATURE_COUNT] = {
 	[FEATURE_KPROBE] = "kprobe",
 	[FEATURE_KPROBE_MULTI] = "kprobe_multi",
 	[FEATURE_UPROBE] = "uprobe",
+	[FEATURE_UPROBE_MULTI] = "uprobe_multi",
 	[FEATURE_FENTRY] = "fentry",
 	[FEATURE_HARDWARE] = "hardware",
 	[FEATURE_TEST_RUN] = "BEGIN/END",
@@ -98,6 +99,40 @@ int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu, int gro
 
 	attr->size = sizeof(*attr);
 	fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *cookies, uint32_t count, bool retprobe, pid_t pid)
+{
+	/* union bpf_attr's link_create with its uprobe_multi member, as the
+	 * kernel lays it out (6.6+ uapi headers) */
+	struct {
+		uint32_t prog_fd;
+		uint32_t target_fd;
+		uint32_t attach_type;
+		uint32_t flags;
+		uint64_t path;
+		uint64_t offsets;
+		uint64_t ref_ctr_offsets;
+		uint64_t cookies;
+		uint32_t cnt;
+		uint32_t multi_flags; /* BPF_F_UPROBE_MULTI_RETURN = 1 */
+		uint32_t pid;
+		uint32_t pad;
+	} attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = (uint32_t)prog_fd;
+	attr.attach_type = FEATURE_TRACE_UPROBE_MULTI;
+	attr.path = (uint64_t)(uintptr_t)path;
+	attr.offsets = (uint64_t)(uintptr_t)offsets;
+	attr.cookies = (uint64_t)(uintptr_t)cookies;
+	attr.cnt = count;
+	attr.multi_flags = retprobe ? 1 : 0;
+	attr.pid = (uint32_t)pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -526,6 +561,31 @@ static bool probe_uprobe(struct feature_state *state)
 	return true;
 }
 
+static bool probe_uprobe_multi(struct feature_state *state)
+{
+	char path[4096];
+	uint64_t offset, cookie = 0;
+	int prog_fd, link_fd;
+
+	if (!require(state, FEATURE_BPF_SYSCALL) || !require(state, FEATURE_UPROBE))
+		return false;
+	if (!address_to_file_offset((uintptr_t)&features_uprobe_target, path, sizeof(path),
+				    &offset))
+		return fail(state, -ENOENT, "cannot find sonde's own code in /proc/self/maps");
+	prog_fd = load_program(BPF_PROG_TYPE_KPROBE, FEATURE_TRACE_UPROBE_MULTI, 0, return_zero, 2,
+			       NULL, 0);
+	if (prog_fd < 0)
+		return fail(state, prog_fd, "loading a uprobe_multi program failed: %s",
+			    strerror(-prog_fd));
+	link_fd = uprobe_multi_link_create(prog_fd, path, &offset, &cookie, 1, false, getpid());
+	close(prog_fd);
+	if (link_fd < 0)
+		return fail(state, link_fd, "a uprobe_multi link on sonde itself failed: %s",
+			    strerror(-link_fd));
+	close(link_fd);
+	return true;
+}
+
 static bool probe_fentry(struct feature_state *state)
 {
 	int id, btf_obj_fd, prog_fd, link_fd, err;
@@ -606,6 +666,7 @@ static const probe_fn probes[FEATURE_COUNT] = {
 	[FEATURE_KPROBE] = probe_kprobe,
 	[FEATURE_KPROBE_MULTI] = probe_kprobe_multi,
 	[FEATURE_UPROBE] = probe_uprobe,
+	[FEATURE_UPROBE_MULTI] = probe_uprobe_multi,
 	[FEATURE_FENTRY] = probe_fentry,
 	[FEATURE_HARDWARE] = probe_hardware,
 	[FEATURE_TEST_RUN] = probe_test_run,
@@ -725,7 +786,7 @@ int features_print_info(FILE *out)
 	static const enum feature probe_types[] = {
 		FEATURE_TRACEPOINT, FEATURE_RAW_TRACEPOINT, FEATURE_PERF_SOFTWARE,
 		FEATURE_CPU_CLOCK, FEATURE_KPROBE, FEATURE_KPROBE_MULTI, FEATURE_UPROBE,
-		FEATURE_FENTRY, FEATURE_HARDWARE, FEATURE_TEST_RUN,
+		FEATURE_UPROBE_MULTI, FEATURE_FENTRY, FEATURE_HARDWARE, FEATURE_TEST_RUN,
 	};
 	struct utsname uts;
 	int *cpus = NULL;

@@ -14,6 +14,7 @@
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -30,6 +31,7 @@ enum feature {
 	FEATURE_KPROBE,          /* kprobe perf events */
 	FEATURE_KPROBE_MULTI,    /* BPF_TRACE_KPROBE_MULTI links */
 	FEATURE_UPROBE,          /* uprobe perf events */
+	FEATURE_UPROBE_MULTI,    /* BPF_TRACE_UPROBE_MULTI links (6.6) */
 	FEATURE_FENTRY,          /* BPF_PROG_TYPE_TRACING fentry programs */
 	FEATURE_HARDWARE,        /* hardware PMC perf events */
 	FEATURE_TEST_RUN,        /* BPF_PROG_TEST_RUN of raw tracepoint programs (BEGIN/END) */
@@ -68,6 +70,15 @@ int features_print_info(FILE *out);
 /* perf_event_open(2), which glibc does not wrap. Returns an fd or -errno. */
 int perf_event_open_fd(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 		       unsigned long flags);
+/* BPF_TRACE_UPROBE_MULTI, from kernel 6.6 on (the enum value, for headers
+ * that predate it). */
+#define FEATURE_TRACE_UPROBE_MULTI 48
+/* Attaches prog_fd (a kprobe program loaded for BPF_TRACE_UPROBE_MULTI) at
+ * count file offsets of path, each with its cookie, on return when
+ * retprobe, for process pid only when it is not 0: one link for all.
+ * libbpf 1.1 has no wrapper. Returns the link fd or -errno. */
+int uprobe_multi_link_create(int prog_fd, const char *path, const uint64_t *offsets,
+			     const uint64_t *cookies, uint32_t count, bool retprobe, pid_t pid);
 /* The online CPUs, from /sys/devices/system/cpu/online. Returns how many
  * (and a malloc'd array in *cpus) or -errno. */
 int online_cpus(int **cpus);

@@ -24,12 +24,22 @@
 
 struct provider;
 
+/* Points attached together through one kernel object (syscall tracepoints
+ * through one raw_syscalls dispatcher): shared by its points, freed with
+ * the last of them. A provider embeds it in its own struct. */
+struct probe_group {
+	int refs;
+	void (*free)(struct probe_group *group);
+};
+
 /* How a program reaches its probe's arguments. */
 enum args_access {
 	ARGS_NONE,        /* the probe has no arguments */
 	ARGS_CTX_RECORD,  /* `args` is a record laid out in the context (tracepoints) */
 	ARGS_PT_REGS,     /* arg0..argN and retval come from struct pt_regs (kprobe, uprobe) */
 	ARGS_U64_ARRAY,   /* the context is u64[]: arg i at 8*i (raw tracepoints, fentry) */
+	ARGS_LOCATED_RECORD, /* `args` is a record whose field i is at arg_locations[i]
+			      * (syscall tracepoints served from raw_syscalls) */
 };
 
 /* Flags for the builtins a probe point supports. */
@@ -48,6 +58,10 @@ enum arg_location_kind {
 	ARG_LOCATION_REGISTER, /* the pt_regs field at ctx + register_offset */
 	ARG_LOCATION_MEMORY,   /* *(size *)(base + index * scale + displacement) in the traced process */
 	ARG_LOCATION_CONSTANT, /* the constant `displacement` */
+	/* the pt_regs field at register_offset of the struct pt_regs whose
+	 * address is the context's first u64 (raw_syscalls: the task's saved
+	 * user registers), read with bpf_probe_read_kernel */
+	ARG_LOCATION_SAVED_REGISTER,
 };
 
 struct arg_location {
@@ -101,6 +115,9 @@ struct probe_point {
 	 * BPF_TRACE_KPROBE_MULTI link (`function` is then NULL); 0 otherwise. */
 	char **functions;
 	int function_count;
+	struct probe_group *group; /* NULL unless attached with others */
+	int syscall_number;        /* syscall tracepoints served from raw_syscalls */
+	int group_slot;            /* uprobe_multi: the cookie of this point's sites */
 };
 
 typedef VEC(struct probe_point *) probe_point_list;
@@ -192,6 +209,33 @@ int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list
 int probe_describe_no_args(struct probe_point *point, char **error);
 int probe_list_nothing(const char *pattern, bool verbose, FILE *out);
 
+/* ---- dispatchers (dispatch.c) ---- */
+
+struct bpf_insn;
+
+/* A BPF_MAP_TYPE_PROG_ARRAY of slots programs: fd or -errno. */
+int probe_dispatch_array_create(const char *name, uint32_t slots);
+/* Instructions appended to a prelude: tail call of slot r3 of map_fd with
+ * the context in r6, then return 0. */
+#define PROBE_DISPATCH_TAIL_INSNS 6
+/* Index of the `return 0` from the start of the tail: a prelude of N
+ * instructions gives up with a jump to N + PROBE_DISPATCH_RETURN. */
+#define PROBE_DISPATCH_RETURN 4
+/* Loads prelude + tail: fd or -errno. */
+int probe_dispatcher_load(uint32_t prog_type, uint32_t expected_attach_type, const char *name,
+			  const struct bpf_insn *prelude, int prelude_count, int map_fd);
+
+/* ---- syscall tracepoints through raw_syscalls (syscall_tracepoint.c) ---- */
+
+/* Whether a probe spec matching this many syscalls:* tracepoints should be
+ * served from raw_syscalls rather than one perf event each. */
+bool syscall_tracepoint_dispatch_wanted(int syscall_points);
+/* The point for syscalls:EVENT served from raw_syscalls, in the group of
+ * its direction (created on first use); NULL when its number is unknown
+ * (then it stays an ordinary tracepoint). */
+struct probe_point *syscall_tracepoint_point(const char *event, struct probe_group **enter_group,
+					     struct probe_group **exit_group);
+
 /* ---- user-space probes (uprobe.c, usdt.c) ---- */
 
 /* Offsets of the x86-64 kernel's struct pt_regs fields, which is what a
@@ -211,6 +255,15 @@ enum pt_regs_offset {
  * for point->pid only when it is set. Pushes the perf and link fds. */
 int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog_fd,
 			fd_list *fds, char **error);
+
+/* uprobe_multi.c: when the kernel has uprobe_multi links and a wildcard
+ * matched several functions, puts points[first..] (all in one binary) into
+ * one group attached through one link; otherwise leaves them alone. */
+void uprobe_multi_gather(probe_point_list *points, int first, bool retprobe);
+/* attach and prepare_load for a point of such a group */
+int uprobe_multi_attach(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
+int uprobe_multi_prepare_load(const struct probe_point *point, uint32_t *expected_attach_type,
+			      uint32_t *attach_btf_id, int *attach_btf_obj_fd, char **error);
 
 /* Resolves a symbol named in a USDT argument ("counter(%rip)") to its
  * link-time address; false if the object has no such symbol. */

@@ -118,6 +118,8 @@ void probe_point_free(struct probe_point *point)
 	for (int i = 0; i < point->function_count; i++)
 		free(point->functions[i]);
 	free(point->functions);
+	if (point->group && --point->group->refs == 0)
+		point->group->free(point->group);
 	free(point);
 }
 

@@ -46,7 +46,21 @@ static int tracepoint_expand(const struct probe_spec *spec, probe_point_list *ou
 		tracepoint_list_free(&found);
 		return -ENOENT;
 	}
+	int syscall_points = 0;
+	struct probe_group *enter_group = NULL, *exit_group = NULL;
+	for (int i = 0; i < found.count; i++)
+		syscall_points += strcmp(found.items[i].category, "syscalls") == 0;
+	bool dispatch = syscall_points > 0 && syscall_tracepoint_dispatch_wanted(syscall_points);
 	for (int i = 0; i < found.count; i++) {
+		if (dispatch && strcmp(found.items[i].category, "syscalls") == 0) {
+			/* many syscalls: through raw_syscalls (syscall_tracepoint.c) */
+			struct probe_point *point = syscall_tracepoint_point(found.items[i].name,
+									     &enter_group, &exit_group);
+			if (point) {
+				vec_push(out, point);
+				continue;
+			}
+		}
 		char *name = xasprintf("tracepoint:%s:%s", found.items[i].category, found.items[i].name);
 		struct probe_point *point = probe_point_new(&tracepoint_provider, name);
 		free(name);
@@ -62,8 +76,12 @@ static int tracepoint_expand(const struct probe_spec *spec, probe_point_list *ou
 static int tracepoint_describe(struct probe_point *point, char **error)
 {
 	struct tracepoint_format format;
-	int err = tracefs_read_format(point->target, point->function, &format, error);
+	int err;
 
+	/* syscalls served from raw_syscalls are described by their own provider */
+	if (point->provider != &tracepoint_provider)
+		return point->provider->describe(point, error);
+	err = tracefs_read_format(point->target, point->function, &format, error);
 	if (err) {
 		/* no format file to read: the kernel's BTF knows the record too */
 		struct type *record;

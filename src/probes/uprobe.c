@@ -25,7 +25,9 @@
  * the probe disappears with the fd): type from sysfs, config1 = the path,
  * config2 = the offset, a "retprobe" config bit, and for USDT semaphores a
  * reference-counter offset field, whose bit positions sysfs also gives.
- * usdt.c attaches through the same function.
+ * usdt.c attaches through the same function. A wildcard's points go
+ * through one uprobe_multi link instead when the kernel has them
+ * (uprobe_multi.c).
  */
 #include "provider.h"
 
@@ -153,7 +155,7 @@ static int expand_in_object(const struct provider *provider, struct elf_object *
 
 	elf_object_functions(object, &functions);
 	if (has_wildcard(function)) {
-		int matched = 0;
+		int matched = 0, first = out->count;
 		for (int i = 0; i < functions.count; i++) {
 			const struct elf_symbol *symbol = &functions.items[i];
 			if (!wildcard_match(function, symbol->name) ||
@@ -166,6 +168,7 @@ static int expand_in_object(const struct provider *provider, struct elf_object *
 			*error = xasprintf("no function in %s matches '%s'", path, function);
 			err = -ESRCH;
 		}
+		uprobe_multi_gather(out, first, provider == &uretprobe_provider);
 	} else if (parse_address(function, &address)) {
 		const struct elf_symbol *symbol = symbol_at(&functions, address);
 		if (!elf_object_address_is_code(object, address) ||
@@ -362,6 +365,8 @@ int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog
 static int uprobe_attach(const struct probe_point *point, int prog_fd, fd_list *fds,
 			 char **error)
 {
+	if (point->group)
+		return uprobe_multi_attach(point, prog_fd, fds, error);
 	return probe_attach_uprobe(point, point->provider == &uretprobe_provider, prog_fd, fds,
 				   error);
 }
@@ -430,6 +435,7 @@ const struct provider uprobe_provider = {
 	.describe = uprobe_describe,
 	.attach = uprobe_attach,
 	.list = uprobe_list,
+	.prepare_load = uprobe_multi_prepare_load,
 };
 
 const struct provider uretprobe_provider = {
@@ -441,4 +447,5 @@ const struct provider uretprobe_provider = {
 	.describe = uprobe_describe,
 	.attach = uprobe_attach,
 	.list = uretprobe_list,
+	.prepare_load = uprobe_multi_prepare_load,
 };

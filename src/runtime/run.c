@@ -3,19 +3,22 @@
  *
  *   load maps and programs -> write the config map -> run BEGIN -> attach
  *   -> release the -c child -> consume events until something ends the run
- *   -> detach -> run END -> print every map -> exit code
+ *   -> stop the probes -> hand the links to a releasing process -> run END
+ *   -> print every map -> exit code
  *
  * BEGIN and END are not attached anywhere: they are raw-tracepoint programs
  * that the runtime runs itself with BPF_PROG_TEST_RUN, so BEGIN finishes
  * (and its output is printed) before any other probe can fire, and END runs
- * after every probe is detached. Both see the same maps as the rest.
+ * after every probe is stopped. Both see the same maps as the rest.
  *
  * A run ends at the first of: an exit() record, SIGINT or SIGTERM, the end
  * of the -c child, the end of the -p target, or, for a program with nothing
  * but BEGIN and END, right after BEGIN.
  *
  * Everything attached is held by a file descriptor of this process (BPF
- * links and perf events), so however sonde dies, the kernel detaches it.
+ * links and perf events), or at the end of the run of the sonde-release
+ * process it hands them to (run_detach), so however sonde dies, the kernel
+ * detaches it.
  */
 #include "runtime/load.h"
 #include "runtime/symbols.h"
@@ -28,6 +31,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -221,8 +225,73 @@ static int run_attach(struct run_state *state)
 	return result;
 }
 
+/* Switches every attached program off at once: each tests the config
+ * map's `stopped` first. From here on the probes change no map and send
+ * no event, however long the kernel takes to detach them. */
+static void run_stop_probes(struct run_state *state)
+{
+	struct program *program = state->program;
+	struct program_config config;
+	uint32_t key = 0;
+	int fd;
+
+	if (program->config_map_id < 0 || program->config_map_id >= program->maps.count)
+		return;
+	fd = program->maps.items[program->config_map_id].fd;
+	if (fd < 0 || bpf_map_lookup_elem(fd, &key, &config) != 0)
+		return;
+	config.stopped = 1;
+	bpf_map_update_elem(fd, &key, &config, BPF_ANY);
+}
+
+/* In the releasing process: everything but the links goes (the terminal
+ * and pipes first, so that no reader waits for this process), then the
+ * links one by one. */
+static void run_release_links_and_exit(const fd_list *links)
+{
+	int null_fd = open("/dev/null", O_RDWR);
+	int highest = 2;
+
+	if (null_fd >= 0) {
+		for (int fd = 0; fd < 3; fd++)
+			dup2(null_fd, fd);
+	}
+	/* Ctrl-C on the terminal that started sonde is not for this process */
+	setsid();
+	prctl(PR_SET_NAME, "sonde-release");
+	for (int i = 0; i < links->count; i++)
+		highest = links->items[i] > highest ? links->items[i] : highest;
+	bool *keep = calloc((size_t)highest + 1, sizeof(*keep));
+	for (int i = 0; keep && i < links->count; i++)
+		keep[links->items[i]] = true;
+	for (int fd = 3; keep && fd <= highest; fd++) {
+		if (!keep[fd])
+			close(fd);
+	}
+	close_range((unsigned)highest + 1, ~0u, 0);
+	for (int i = 0; i < links->count; i++)
+		close(links->items[i]);
+	_exit(0);
+}
+
+/*
+ * Detaching is slow: closing a tracepoint's perf event waits for an RCU
+ * grace period under a global mutex, some 50 ms each, 19 s for the 361
+ * syscalls:sys_enter_* tracepoints. The programs are already switched off
+ * (run_stop_probes), so nobody needs to wait for that: a child process
+ * inherits the links, this process drops its own copies (cheap, since the
+ * child still holds them) and goes on to END and the maps. The child
+ * closes the links and exits. Whatever happens to either process, every
+ * link is held by a descriptor of a live process or closed by the kernel
+ * when that process dies, so nothing stays attached after both are gone.
+ * Without fork, or for nothing attached, the links are closed here.
+ */
 static void run_detach(struct run_state *state)
 {
+	pid_t releaser = state->links.count > 0 ? fork() : -1;
+
+	if (releaser == 0)
+		run_release_links_and_exit(&state->links);
 	for (int i = 0; i < state->links.count; i++)
 		close(state->links.items[i]);
 	state->links.count = 0;
@@ -406,6 +475,7 @@ static int run_close_output(struct run_state *state)
 
 static void run_cleanup(struct run_state *state)
 {
+	run_stop_probes(state);
 	run_detach(state);
 	free(state->links.items);
 	state->links.items = NULL;
@@ -471,9 +541,10 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 
 	run_wait(&state);
 
-	/* Detach first so that END sees maps no probe is still changing; then
+	/* Stop first so that END sees maps no probe is still changing; then
 	 * take what the probes left in the ring (consumed silently after
 	 * exit(), printed otherwise). */
+	run_stop_probes(&state);
 	run_detach(&state);
 	event_loop_drain(state.events);
 	event_loop_exit_requested(state.events, &exit_code);
