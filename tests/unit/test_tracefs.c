@@ -445,8 +445,18 @@ static bool test_tracepoint_expand(void)
 	struct probe_point *point = points.items[0];
 	EXPECT(tracepoint_provider.describe(point, &error) == 0, "describe: %s", error);
 	EXPECT(point->args_type && point->args_type->kind == TYPE_RECORD, "args type");
+	/* a wide syscall probe is served through raw_syscalls (syscall_tracepoint.c):
+	 * its args are located in the saved registers */
+	EXPECT(point->args_access == ARGS_LOCATED_RECORD && (point->features & PROBE_HAS_ARGS),
+	       "access/features of a wide syscall probe");
+
+	points.count = 0;
+	n = expand("tracepoint:syscalls:sys_enter_openat", &points, &error);
+	EXPECT(n == 1, "sys_enter_openat gave %d", n);
+	point = points.items[0];
+	EXPECT(tracepoint_provider.describe(point, &error) == 0, "describe: %s", error);
 	EXPECT(point->args_access == ARGS_CTX_RECORD && (point->features & PROBE_HAS_ARGS),
-	       "access/features");
+	       "access/features of one syscall probe");
 	return true;
 }
 
