@@ -1011,10 +1011,21 @@ def build_tool(name, directory="tools", flags=()):
     if not os.path.exists(source) and os.path.exists(source + "pp"):
         source, compiler = source + "pp", "c++"
     binary = os.path.join(TOOLS_BUILD, name)
-    if os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
+    # the flags a binary was built with sit beside it, so that a generator
+    # built first with the defaults is rebuilt for a caller with its own
+    command = [compiler, "-O2", "-Wall"] + list(flags) + ["-o", binary, source]
+    stamp = binary + ".flags"
+    try:
+        with open(stamp) as f:
+            same_flags = f.read() == " ".join(command)
+    except OSError:
+        same_flags = False
+    if same_flags and os.path.exists(binary) and os.path.getmtime(binary) >= os.path.getmtime(source):
         return binary
     os.makedirs(TOOLS_BUILD, exist_ok=True)
-    subprocess.run([compiler, "-O2", "-Wall"] + list(flags) + ["-o", binary, source], check=True)
+    subprocess.run(command, check=True)
+    with open(stamp, "w") as f:
+        f.write(" ".join(command))
     return binary
 
 
