@@ -238,7 +238,7 @@ int snapshot_compare_keys(const struct type *type, const unsigned char *a, const
 
 /* One key element as bpftrace shows it; pointers in keys are hex, stack
  * frames are indented by 4 rather than 8. */
-static void put_key_element(struct strbuf *sb, const struct type *type, const unsigned char *data)
+void snapshot_key_text(struct strbuf *sb, const struct type *type, const unsigned char *data)
 {
 	if (type->kind == TYPE_POINTER)
 		strbuf_printf(sb, "0x%llx", (unsigned long long)print_read_u64(data));
@@ -258,10 +258,10 @@ static void put_key_elements(struct strbuf *sb, const struct map_desc *map,
 		for (int i = 0; i < type->field_count; i++) {
 			if (i)
 				strbuf_puts(sb, separator);
-			put_key_element(sb, type->fields[i].type, key + type->fields[i].offset);
+			snapshot_key_text(sb, type->fields[i].type, key + type->fields[i].offset);
 		}
 	} else {
-		put_key_element(sb, type, key);
+		snapshot_key_text(sb, type, key);
 	}
 }
 
@@ -671,6 +671,34 @@ static bool bucket_is_drawn(const struct type *type, int index)
 	       hist_bucket(index, type->hist_bits).reachable;
 }
 
+int snapshot_histogram_size(const struct type *type)
+{
+	return histogram_size(type);
+}
+
+/* The largest value a bucket holds, as a Prometheus `le` bound: values are
+ * integers, so [1024, 2048) is le="2047". The lhist bucket of values past
+ * max has no bound of its own (it is +Inf's). */
+bool snapshot_bucket_upper(struct strbuf *sb, const struct type *type, int index)
+{
+	if (type->kind == TYPE_LHIST) {
+		int64_t n = lhist_bucket_count(type);
+		if (index > n)
+			return false;
+		strbuf_printf(sb, "%lld", (long long)(type->lhist_min + index * type->lhist_step - 1));
+		return true;
+	}
+	if (index < 2) {
+		strbuf_puts(sb, index == 0 ? "-1" : "0");
+		return true;
+	}
+	struct hist_bucket bucket = hist_bucket(index, type->hist_bits);
+	if (!bucket.reachable)
+		return false;
+	strbuf_printf(sb, "%llu", (unsigned long long)bucket.high);
+	return true;
+}
+
 /* One histogram's body: a line per bucket from the first to the last non-empty one. */
 static void put_histogram(struct strbuf *sb, const struct type *type, const uint64_t *buckets,
 			  int size, int div, bool json)
@@ -791,10 +819,13 @@ int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *s
 		for (int i = start; i < end; i++) {
 			int index = (int)((order[i] - snap->keys) / snap->key_size);
 			uint64_t bucket = key_bucket(order[i], key_bytes, is_array);
-			uint64_t count = fold_sum(snap, snapshot_value(snap, index), 0);
+			const unsigned char *value = snapshot_value(snap, index);
+			uint64_t count = fold_sum(snap, value, 0);
 			if (bucket < (uint64_t)group->bucket_count) {
 				group->buckets[bucket] += count;
 				group->order += count;
+				if (snap->value_stride >= 16)
+					group->sum += fold_sum(snap, value, 1);
 			}
 		}
 		/* an array has every bucket, hit or not: a histogram nothing
