@@ -19,7 +19,10 @@
  *  - a complete request head within SERVE_REQUEST_TIMEOUT_NS of the
  *    connection opening or its last response (the idle and the slowloris
  *    timeout are the same deadline: trickling bytes does not extend it);
- *  - a response written within SERVE_WRITE_TIMEOUT_NS.
+ *  - a response written within SERVE_WRITE_TIMEOUT_NS;
+ *  - after a response that ends the connection, at most SERVE_LINGER_NS of
+ *    reading and discarding what the client still sends (closing a socket
+ *    with unread data resets it, and the client could lose the response).
  * Anything but GET and HEAD is 405, any path but / and /metrics 404.
  *
  * HTTP/1.1 keep-alive is kept (Prometheus reuses its connection); a
@@ -44,6 +47,7 @@
 #define SERVE_HEADERS_MAX 64
 #define SERVE_REQUEST_TIMEOUT_NS (10ull * 1000000000ull)
 #define SERVE_WRITE_TIMEOUT_NS (10ull * 1000000000ull)
+#define SERVE_LINGER_NS (1000000000ull)
 /* connections taken per wake-up, so a flood of them cannot hold the loop */
 #define SERVE_ACCEPTS_PER_ROUND 16
 
@@ -51,6 +55,9 @@ struct connection {
 	int fd;                 /* -1: a free slot */
 	bool writing;           /* a response is being sent */
 	bool close_after;       /* close once it is sent */
+	bool draining;          /* sent and shut down for writing: reading what the
+				 * client still sends, so that closing does not reset
+				 * the connection before it has read the response */
 	char *head;             /* request bytes received (SERVE_HEAD_MAX) */
 	size_t received;
 	struct strbuf response;
@@ -211,6 +218,7 @@ static void server_close(struct connection *conn)
 	if (conn->fd >= 0)
 		close(conn->fd);
 	conn->fd = -1;
+	conn->draining = false;
 	free(conn->head);
 	conn->head = NULL;
 	strbuf_free(&conn->response);
@@ -515,8 +523,10 @@ static void server_accept(struct server *server)
 			struct connection *conn = &server->connections[i];
 			if (conn->fd < 0)
 				slot = conn;
-			else if (!conn->writing &&
-				 (!oldest || conn->waiting_since_ns < oldest->waiting_since_ns))
+			else if (conn->draining)
+				oldest = conn;
+			else if (!conn->writing && (!oldest || (!oldest->draining &&
+							       conn->waiting_since_ns < oldest->waiting_since_ns)))
 				oldest = conn;
 		}
 		if (!slot && oldest) {
@@ -533,6 +543,15 @@ static void server_accept(struct server *server)
 		slot->close_after = false;
 		server_wait_for_request(slot, server_now_ns());
 	}
+}
+
+static void server_discard(struct connection *conn)
+{
+	char sink[4096];
+	ssize_t got = recv(conn->fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+	if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+		server_close(conn);
 }
 
 static void server_read(struct server *server, struct connection *conn)
@@ -566,7 +585,10 @@ static void server_write(struct server *server, struct connection *conn)
 		conn->sent += (size_t)put;
 	}
 	if (conn->close_after) {
-		server_close(conn);
+		shutdown(conn->fd, SHUT_WR);
+		conn->writing = false;
+		conn->draining = true;
+		conn->deadline_ns = server_now_ns() + SERVE_LINGER_NS;
 		return;
 	}
 	/* a scrape's buffer can be large: give it back between scrapes */
@@ -592,6 +614,8 @@ void server_handle(struct server *server, const struct pollfd *fds, int count)
 			continue;
 		if (conn->writing && (fds[i].revents & (POLLOUT | POLLERR | POLLHUP)))
 			server_write(server, conn);
+		else if (conn->draining)
+			server_discard(conn);
 		else if (!conn->writing && (fds[i].revents & (POLLIN | POLLERR | POLLHUP)))
 			server_read(server, conn);
 		/* a response made from a read goes out at once if the socket takes it */
