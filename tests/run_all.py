@@ -2485,7 +2485,7 @@ def serve_abuse(sonde, sanitized, seconds=10, calls=50000):
 def serve_pages(sonde, sanitized):
     """/ links to /metrics; HEAD has the headers and no body; clients that
     never read a 10,000-key scrape do not stop the next scrape, and that
-    scrape renders in under 50 ms."""
+    scrape costs sonde under 50 ms of CPU time."""
     tmp = tempfile.mkdtemp(prefix="sonde-pages-")
     generator = os.path.join(tmp, "promkeys")
     shutil.copy(build_tool("lseek_keys"), generator)
@@ -2519,10 +2519,15 @@ def serve_pages(sonde, sanitized):
         time.sleep(0.5)
         timings = []
         text = ""
-        for _ in range(10):
+        cpu_before = serve_load.cpu_seconds(proc.proc.pid)
+        scrapes = 20
+        for _ in range(scrapes):
             elapsed, status, body = serve_load.timed_scrape(host, port)
             timings.append(elapsed)
             text = body.decode("utf-8", "replace")
+        # the CPU time sonde spent per scrape: what the scrape costs, whatever
+        # else the machine is doing (wall time is in the details)
+        cpu_ms = (serve_load.cpu_seconds(proc.proc.pid) - cpu_before) * 1000 / scrapes
         keys = len(metric_lines(text, "sonde_offsets_total"))
         if keys != 10000:
             problems.append("%d keys scraped, not 10000" % keys)
@@ -2530,11 +2535,11 @@ def serve_pages(sonde, sanitized):
             problems.append("offset 9999 not counted once")
         median = serve_load.percentile(timings, 0.5) * 1000
         # the sanitizer build is several times slower: the limit is the normal build's
-        if not sanitized and median > 50:
-            problems.append("a 10,000-key scrape took %.1f ms (median of 10)" % median)
+        if not sanitized and cpu_ms > 50:
+            problems.append("a 10,000-key scrape took %.1f ms of CPU time" % cpu_ms)
         problems += stop_serve(proc, sanitized)
-        details = ("10,000-key scrape over loopback: median %.1f ms, max %.1f ms, beside 5 "
-                   "stalled clients" % (median, max(timings) * 1000))
+        details = ("10,000-key scrape over loopback: %.1f ms of CPU, wall median %.1f ms, max "
+                   "%.1f ms, beside 5 stalled clients" % (cpu_ms, median, max(timings) * 1000))
         if problems:
             return "FAIL", "\n".join(problems) + "\n" + details + "\nstderr:\n" + indent(
                 proc.stderr()[-3000:])
@@ -2542,6 +2547,37 @@ def serve_pages(sonde, sanitized):
     finally:
         for s in stalled:
             s.close()
+        proc.kill()
+        proc.wait(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def serve_tool(sonde, sanitized, calls=5000):
+    """A tool unchanged: `sonde serve syscount` exports its counts as
+    sonde_syscount_c_total, keyed by syscall name (--label names it)."""
+    tmp = tempfile.mkdtemp(prefix="sonde-tool-")
+    generator = os.path.join(tmp, "promtool_calls")
+    shutil.copy(build_tool("getppid_loop"), generator)
+    proc, host, port = start_serve(sonde, ["--label", "@c=syscall", "syscount"], sanitized)
+    try:
+        if not port:
+            return "FAIL", "sonde serve did not start\n" + indent(proc.stderr())
+        subprocess.run([generator, str(calls)], check=True, timeout=30)
+        time.sleep(0.3)
+        _, _, text = serve_load.fetch(host, port)
+        problems = []
+        got = metric_lines(text, "sonde_syscount_c_total").get('{syscall="getppid"}')
+        if got is None or int(got) < calls:
+            problems.append("sonde_syscount_c_total{syscall=\"getppid\"} is %s after %d calls"
+                            % (got, calls))
+        if "# TYPE sonde_syscount_c_total counter" not in text:
+            problems.append("no counter family sonde_syscount_c_total")
+        problems += stop_serve(proc, sanitized)
+        if problems:
+            return "FAIL", "\n".join(problems) + "\nexposition:\n" + indent(text[:2000]) + \
+                "\nstderr:\n" + indent(proc.stderr()[-2000:])
+        return "PASS", "getppid counted %s times for %d calls" % (got, calls)
+    finally:
         proc.kill()
         proc.wait(5)
         shutil.rmtree(tmp, ignore_errors=True)
@@ -2555,6 +2591,7 @@ def run_serve(report, args, binaries, testing_bpftrace):
     tests = [("serve/prometheus-scrapes-known-reads", serve_prometheus, False),
              ("serve/promtool-accepts-every-kind", serve_promtool, True),
              ("serve/pages-and-10000-keys", serve_pages, True),
+             ("serve/tool-by-name", serve_tool, True),
              ("serve/abuse-while-tracing", serve_abuse, True)]
     for binary, label, sanitized in binaries:
         for name, test, both_builds in tests:

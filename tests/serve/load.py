@@ -7,6 +7,7 @@ nothing depends on sonde itself.
 """
 
 import http.client
+import os
 import socket
 import threading
 import time
@@ -22,6 +23,13 @@ def rss_kb(pid):
     except OSError:
         pass
     return 0
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time a process has used, in seconds."""
+    with open("/proc/%d/stat" % pid) as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
 
 
 def percentile(values, share):
