@@ -37,6 +37,7 @@
 #include "probes/provider.h"
 #include "render/commands.h"
 #include "runtime/runtime.h"
+#include "serve/serve.h"
 #include "toolkit/tool.h"
 
 #define SONDE_VERSION "0.1.0"
@@ -74,6 +75,7 @@ struct cli {
 	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
 	uint32_t stack_storage_size; /* a tool's --stack-storage-size; 0 = SONDE_STACK_STORAGE_SIZE */
 	struct picture_request picture; /* a tool's --svg / --heatmap */
+	const struct serve_options *serve; /* sonde serve; NULL otherwise */
 };
 
 static const char usage_text[] =
@@ -85,6 +87,8 @@ static const char usage_text[] =
 	"       sonde flamegraph [options] [FILE]\n"
 	"                                        (stacks drawn as an SVG flame graph)\n"
 	"       sonde heatmap [options] [FILE]   (JSON histograms drawn as a heat map)\n"
+	"       sonde serve [--listen ADDR:PORT] [--label @MAP=NAME,...] PROGRAM|TOOL [args...]\n"
+	"                                        (the maps as a Prometheus target, at /metrics)\n"
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
 	"program are its positional parameters $1..$N.\n"
@@ -537,7 +541,8 @@ static int run_program(const struct cli *cli, char *text, const char *filename);
  * `sonde TOOL [options]` (or a link named TOOL): the tool's command line
  * gives its program, macros and settings; the pipeline is the same.
  */
-static int run_tool(const struct tool *tool, int argc, char **argv)
+static int run_tool(const struct tool *tool, int argc, char **argv,
+		    const struct serve_options *serve)
 {
 	struct tool_run run;
 	struct strbuf notes;
@@ -580,6 +585,7 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 
 	memset(&cli, 0, sizeof(cli));
 	cli.tool = true;
+	cli.serve = serve;
 	cli.json = run.json;
 	cli.dry_run = run.dry_run;
 	cli.verbose = run.verbose > 1 ? run.verbose - 1 : 0;
@@ -644,6 +650,106 @@ static int tools_command(int argc, char **argv)
 	return 0;
 }
 
+static const char serve_usage_text[] =
+	"usage: sonde serve [--listen ADDR:PORT] [--label @MAP=NAME[,NAME...]]... -e 'program' [args...]\n"
+	"       sonde serve [serve options] [program options] program-file [args...]\n"
+	"       sonde serve [serve options] TOOL [tool options]\n"
+	"\n"
+	"Runs the program or tool until stopped and answers GET /metrics with its\n"
+	"maps' current values in the Prometheus text format (OpenMetrics when asked):\n"
+	"@m is sonde_m (a tool's, sonde_TOOL_m); keys are labels.\n"
+	"\n"
+	"serve options:\n"
+	"  --listen ADDR:PORT   where to listen (default " SERVE_DEFAULT_LISTEN "; :PORT for every\n"
+	"                       address, [::1]:PORT for IPv6, port 0 for any free port)\n"
+	"  --label @M=A,B       name the labels of @M's key parts A and B (default: the\n"
+	"                       builtin used as the key, such as comm or pid, else key, key0...)\n";
+
+/* The value of --NAME VALUE or --NAME=VALUE at argv[*i]; NULL if argv[*i]
+ * is not that option. Advances *i past what it used. */
+static const char *serve_option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t length = strlen(name);
+
+	if (strncmp(argv[*i], name, length) != 0)
+		return NULL;
+	if (argv[*i][length] == '=')
+		return argv[(*i)++] + length + 1;
+	if (argv[*i][length] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "sonde: serve: %s needs a value\n", name);
+		exit(1);
+	}
+	*i += 2;
+	return argv[*i - 1];
+}
+
+/*
+ * `sonde serve [serve options] PROGRAM|TOOL ...`: the serve options, then a
+ * tool's command line or a program's, exactly as they would be given
+ * without serve.
+ */
+static int serve_command(int argc, char **argv)
+{
+	struct serve_options serve;
+	const struct tool *tool;
+	int i = 1, status;
+
+	memset(&serve, 0, sizeof(serve));
+	while (i < argc) {
+		const char *value;
+		char *error = NULL;
+
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			fputs(serve_usage_text, stdout);
+			serve_options_free(&serve);
+			return 0;
+		} else if ((value = serve_option_value(argc, argv, &i, "--listen"))) {
+			serve.listen = value;
+		} else if ((value = serve_option_value(argc, argv, &i, "--label"))) {
+			if (serve_add_label(&serve, value, &error) < 0) {
+				fprintf(stderr, "sonde: serve: %s\n", error);
+				free(error);
+				serve_options_free(&serve);
+				return 1;
+			}
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "sonde: serve: no program or tool given\n\n%s", serve_usage_text);
+		serve_options_free(&serve);
+		return 1;
+	}
+	if ((tool = tool_find(argv[i]))) {
+		serve.tool = tool->name;
+		status = run_tool(tool, argc - i, argv + i, &serve);
+		serve_options_free(&serve);
+		return status;
+	}
+
+	/* the program's own command line, as `sonde` would read it */
+	struct cli cli;
+	char **words = xcalloc((size_t)(argc - i + 2), sizeof(char *));
+
+	words[0] = argv[0];
+	memcpy(words + 1, argv + i, (size_t)(argc - i) * sizeof(char *));
+	memset(&cli, 0, sizeof(cli));
+	parse_cli(argc - i + 1, words, &cli);
+	cli.serve = &serve;
+	main_verbose_level = cli.verbose;
+	status = 1;
+	if (cli.list)
+		fprintf(stderr, "sonde: serve: -l lists probes; it serves nothing\n");
+	else if (have_privileges())
+		status = run_program(&cli, NULL, NULL);
+	free(words);
+	serve_options_free(&serve);
+	return status;
+}
+
 /* `sonde WORD ...` for words that are commands of their own rather than
  * programs or tools; each gets the words from WORD on. */
 static const struct subcommand {
@@ -653,6 +759,7 @@ static const struct subcommand {
 	{ "tools", tools_command },
 	{ "flamegraph", flamegraph_command },
 	{ "heatmap", heatmap_command },
+	{ "serve", serve_command },
 };
 
 int main(int argc, char **argv)
@@ -665,13 +772,13 @@ int main(int argc, char **argv)
 	libbpf_set_print(main_libbpf_print);
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
-		return run_tool(tool, argc, argv);
+		return run_tool(tool, argc, argv, NULL);
 	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].run(argc - 1, argv + 1);
 	}
 	if (argc > 1 && (tool = tool_find(argv[1])))
-		return run_tool(tool, argc - 1, argv + 1);
+		return run_tool(tool, argc - 1, argv + 1, NULL);
 
 	memset(&cli, 0, sizeof(cli));
 	parse_cli(argc, argv, &cli);
@@ -752,6 +859,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.macro_count = cli.macro_count;
 	compile_options.join_printf = cli.tool;
 	compile_options.drop_empty_probes = cli.tool;
+	compile_options.hist_sums = cli.serve != NULL;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);
@@ -777,6 +885,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	runtime_options.no_exit_maps = cli.tool;
 	runtime_options.picture = cli.picture;
+	runtime_options.serve = cli.serve;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:

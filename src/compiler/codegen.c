@@ -1936,34 +1936,42 @@ static struct aggregation_site aggregation_begin(struct codegen *gen, int bucket
 	return site;
 }
 
-/* Adds `amount` (a register, or the constant 1 when amount is -1) to the
- * u64 at the start of the value on a hit, or inserts it on a miss. */
+/* What aggregation_add adds to the second u64 of a value. */
+#define AGGREGATION_NOTHING (-2)
+/* In aggregation_add, an amount of the constant 1 rather than a register. */
+#define AGGREGATION_ONE (-1)
+
+/* Adds `amount` (a register, or AGGREGATION_ONE) to the u64 at the start of
+ * the value and `second` (a register, AGGREGATION_ONE or AGGREGATION_NOTHING)
+ * to the u64 after it on a hit, or inserts them on a miss. */
 static void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount,
-			    bool with_count)
+			    int second)
 {
 	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, site->pointer, 0, missing);
 	int current = ir_new_vreg(&gen->fn);
-	ir_load(&gen->fn, 8, current, site->pointer, 0);
-	if (amount < 0)
-		ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
-	else
-		ir_alu(&gen->fn, BPF_ADD, current, amount);
-	ir_store(&gen->fn, 8, site->pointer, 0, current);
-	if (with_count) {
-		ir_load(&gen->fn, 8, current, site->pointer, 8);
-		ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
-		ir_store(&gen->fn, 8, site->pointer, 8, current);
+	for (int field = 0; field < 2; field++) {
+		int add = field == 0 ? amount : second;
+		if (add == AGGREGATION_NOTHING)
+			continue;
+		ir_load(&gen->fn, 8, current, site->pointer, (int16_t)(field * 8));
+		if (add == AGGREGATION_ONE)
+			ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
+		else
+			ir_alu(&gen->fn, BPF_ADD, current, add);
+		ir_store(&gen->fn, 8, site->pointer, (int16_t)(field * 8), current);
 	}
 	ir_jump(&gen->fn, done);
 	ir_label(&gen->fn, missing);
 	int value = stack_alloc(gen, site->map->value_size);
-	if (amount < 0)
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)value, 1);
-	else
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
-	if (with_count)
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(value + 8), 1);
+	for (int field = 0; field < 2; field++) {
+		int add = field == 0 ? amount : second;
+		int16_t offset = (int16_t)(value + field * 8);
+		if (add == AGGREGATION_ONE)
+			ir_store_imm(&gen->fn, 8, BPF_REG_10, offset, 1);
+		else if (add != AGGREGATION_NOTHING)
+			ir_store(&gen->fn, 8, BPF_REG_10, offset, add);
+	}
 	map_update(gen, site->map->id, site->key, value);
 	ir_label(&gen->fn, done);
 }
@@ -1971,7 +1979,7 @@ static void aggregation_add(struct codegen *gen, struct aggregation_site *site, 
 struct value generate_count(struct codegen *gen, struct node *call)
 {
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, -1, false);
+	aggregation_add(gen, &site, AGGREGATION_ONE, AGGREGATION_NOTHING);
 	return value_none();
 }
 
@@ -1979,7 +1987,7 @@ struct value generate_sum(struct codegen *gen, struct node *call)
 {
 	int amount = value_to_reg(gen, gen_expr(gen, call->args));
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, false);
+	aggregation_add(gen, &site, amount, AGGREGATION_NOTHING);
 	return value_none();
 }
 
@@ -1987,7 +1995,7 @@ struct value generate_avg(struct codegen *gen, struct node *call)
 {
 	int amount = value_to_reg(gen, gen_expr(gen, call->args));
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, true);
+	aggregation_add(gen, &site, amount, AGGREGATION_ONE);
 	return value_none();
 }
 
@@ -2087,7 +2095,8 @@ struct value generate_hist(struct codegen *gen, struct node *call)
 	int bits = gen->program->maps.items[gen->assign_target->map_id].value_type->hist_bits;
 	int bucket = gen_hist_bucket(gen, value, bits);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, -1, false);
+	aggregation_add(gen, &site, AGGREGATION_ONE,
+			site.map->value_size >= 16 ? value : AGGREGATION_NOTHING);
 	return value_none();
 }
 
@@ -2122,7 +2131,8 @@ struct value generate_lhist(struct codegen *gen, struct node *call)
 	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
 	ir_label(&gen->fn, done);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, -1, false);
+	aggregation_add(gen, &site, AGGREGATION_ONE,
+			site.map->value_size >= 16 ? value : AGGREGATION_NOTHING);
 	return value_none();
 }
 

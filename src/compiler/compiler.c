@@ -26,7 +26,7 @@ static int add_internal_map(struct program *program, const char *name, enum map_
 }
 
 /* Sizes and BPF map types of user maps, now that their types are final. */
-static void lay_out_maps(struct program *program)
+static void lay_out_maps(struct program *program, bool hist_sums)
 {
 	for (int i = 0; i < program->maps.count; i++) {
 		struct map_desc *map = &program->maps.items[i];
@@ -40,6 +40,8 @@ static void lay_out_maps(struct program *program)
 		map->value_size = (type_storage_size(map->value_type) + 7) & ~7;
 		if (map->value_size == 0)
 			map->value_size = 8;
+		if (bucketed && hist_sums)
+			map->value_size = 16;
 		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
 									 : BPF_MAP_TYPE_HASH;
 		/* a keyless count() is one per-CPU slot: an array's lookup is
@@ -123,7 +125,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 			     .macros = &pre.macros };
 	int result = sema_analyze(&sema, &ast);
 	if (result == 0) {
-		lay_out_maps(program);
+		lay_out_maps(program, options->hist_sums);
 		const char *ringbuf_env = getenv("SONDE_RINGBUF_SIZE");
 		long ringbuf_bytes = ringbuf_env ? strtol(ringbuf_env, NULL, 0) : RINGBUF_DEFAULT_BYTES;
 		/* the kernel wants a power of two that is a multiple of the page size */

@@ -24,6 +24,7 @@ struct print_entry {
 	uint64_t order;     /* value to sort by, when sorting by value; a histogram's total */
 	uint64_t *buckets;  /* hist/lhist groups: counts by bucket number (program.h) */
 	int bucket_count;
+	uint64_t sum;       /* hist/lhist groups with hist_sums: the sum of the values (s64) */
 };
 
 int snapshot_read(const struct map_desc *map, struct map_snapshot *snap);
@@ -35,12 +36,20 @@ uint64_t snapshot_fold(const struct map_snapshot *snap, const struct type *type,
 		       const unsigned char *value);
 /* Key order by meaning: numbers numerically, strings alphabetically. */
 int snapshot_compare_keys(const struct type *type, const unsigned char *a, const unsigned char *b);
+/* One key element's text as bpftrace prints it in @m[...] (pointers in hex,
+ * stacks indented by 4). */
+void snapshot_key_text(struct strbuf *sb, const struct type *type, const unsigned char *data);
 /* Bytes of the user key as stored (a hist/lhist bucket number follows). */
 int snapshot_user_key_size(const struct map_desc *map);
 /* A hist/lhist map's histograms, one per user key, in key-byte order;
  * returns how many. Free with snapshot_histograms_free. */
 int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *snap,
 			struct print_entry **groups);
+/* Buckets a hist/lhist of this type can have (program.h numbers them). */
+int snapshot_histogram_size(const struct type *type);
+/* Writes the largest value bucket `index` holds; false (nothing written) for
+ * a bucket no value reaches and for lhist's last, unbounded one. */
+bool snapshot_bucket_upper(struct strbuf *sb, const struct type *type, int index);
 void snapshot_histograms_free(struct print_entry *groups, int count);
 
 #endif
