@@ -70,6 +70,7 @@ struct sonde_usdt_provider {
 	int probe_count;
 	int probe_capacity;
 	void *handle;               /* dlopen's, NULL while unloaded */
+	int memfd;                  /* the object's memfd while loaded, else -1 */
 	char error[256];
 };
 
@@ -142,6 +143,7 @@ struct sonde_usdt_provider *sonde_usdt_provider_new(const char *name)
 	provider = calloc(1, sizeof(*provider));
 	if (!provider)
 		return NULL;
+	provider->memfd = -1;
 	provider->name = strdup(name);
 	if (!provider->name) {
 		free(provider);
@@ -558,11 +560,13 @@ int sonde_usdt_provider_load(struct sonde_usdt_provider *provider)
 			    provider->name, strerror(-err));
 	}
 	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+	/* The memfd stays open while the object is loaded: the dynamic linker
+	 * knows objects by the name they were opened with, and would take a
+	 * second provider opened as the same /proc/self/fd/N for the first. */
 	provider->handle = dlopen(fd_path, RTLD_NOW | RTLD_LOCAL);
-	/* the mapping holds the memfd from now on */
-	close(fd);
 	if (!provider->handle) {
 		const char *why = dlerror();
+		close(fd);
 		return fail(provider, -ENOEXEC, "the dynamic linker refused provider %s: %s",
 			    provider->name, why ? why : "no reason given");
 	}
@@ -570,6 +574,7 @@ int sonde_usdt_provider_load(struct sonde_usdt_provider *provider)
 		const char *why = dlerror();
 		dlclose(provider->handle);
 		provider->handle = NULL;
+		close(fd);
 		return fail(provider, -EINVAL, "cannot find where provider %s was loaded: %s",
 			    provider->name, why ? why : "no reason given");
 	}
@@ -578,6 +583,7 @@ int sonde_usdt_provider_load(struct sonde_usdt_provider *provider)
 		probe->site = (site_function)(map->l_addr + probe->site_address);
 		probe->semaphore = (const volatile uint16_t *)(map->l_addr + probe->semaphore_address);
 	}
+	provider->memfd = fd;
 	return 0;
 }
 
@@ -592,13 +598,15 @@ int sonde_usdt_provider_unload(struct sonde_usdt_provider *provider)
 		provider->probes[i]->semaphore = &not_loaded;
 		provider->probes[i]->site = NULL;
 	}
-	if (dlclose(provider->handle) != 0) {
+	int closed = dlclose(provider->handle);
+	provider->handle = NULL;
+	close(provider->memfd);
+	provider->memfd = -1;
+	if (closed != 0) {
 		const char *why = dlerror();
-		provider->handle = NULL;
 		return fail(provider, -EINVAL, "unmapping provider %s failed: %s", provider->name,
 			    why ? why : "no reason given");
 	}
-	provider->handle = NULL;
 	return 0;
 }
 
