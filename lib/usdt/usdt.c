@@ -53,8 +53,8 @@
 typedef void (*site_function)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
 
 struct sonde_usdt_probe {
-	/* First, so the disabled path of fire() is one load from here and
-	 * one from the semaphore: points at not_loaded while unloaded. */
+	/* First, as struct sonde_usdt_probe_head_ in usdt.h says: the inline
+	 * disabled path reads it. Points at not_loaded while unloaded. */
 	const volatile uint16_t *semaphore;
 	site_function site;
 	char *name;
@@ -632,12 +632,13 @@ const char *sonde_usdt_provider_error(const struct sonde_usdt_provider *provider
 
 /* ---- firing ---- */
 
-bool sonde_usdt_probe_enabled(const struct sonde_usdt_probe *probe)
+/* (name): the functions, not the header's inline macros of the same names */
+bool (sonde_usdt_probe_enabled)(const struct sonde_usdt_probe *probe)
 {
 	return *probe->semaphore != 0;
 }
 
-void sonde_usdt_fire(const struct sonde_usdt_probe *probe, ...)
+void (sonde_usdt_fire)(const struct sonde_usdt_probe *probe, ...)
 {
 	uint64_t values[SONDE_USDT_MAX_ARGS] = { 0 };
 	site_function site;

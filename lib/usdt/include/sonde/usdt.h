@@ -89,9 +89,27 @@ const char *sonde_usdt_provider_error(const struct sonde_usdt_provider *provider
 bool sonde_usdt_probe_enabled(const struct sonde_usdt_probe *probe);
 
 /* Fires the probe with its arguments, in the declared types, when it is
- * enabled; returns at once (one load and a branch) when it is not, or when
- * the provider is not loaded. */
+ * enabled; does nothing when it is not, or when the provider is not loaded. */
 void sonde_usdt_fire(const struct sonde_usdt_probe *probe, ...);
+
+/*
+ * The same two, inline: a probe starts with a pointer to its semaphore
+ * (a constant 0 while unloaded), so the disabled path is two loads and a
+ * branch, with no call. The functions above remain for taking their address
+ * and for bindings (write `(sonde_usdt_fire)(...)` to call the function).
+ * The macros evaluate `probe` once.
+ */
+struct sonde_usdt_probe_head_ {
+	const volatile uint16_t *semaphore;
+};
+#define sonde_usdt_probe_enabled(probe)                                                  \
+	(*((const struct sonde_usdt_probe_head_ *)(const void *)(probe))->semaphore != 0)
+#define sonde_usdt_fire(probe, ...)                                                      \
+	do {                                                                             \
+		const struct sonde_usdt_probe *sonde_usdt_probe_ = (probe);              \
+		if (__builtin_expect(sonde_usdt_probe_enabled(sonde_usdt_probe_), 0))    \
+			(sonde_usdt_fire)(sonde_usdt_probe_, ##__VA_ARGS__);             \
+	} while (0)
 
 /* For language bindings: the probe's site, a function taking its arguments
  * as the first six integer arguments of the platform's calling convention,
