@@ -1422,7 +1422,8 @@ def special_usdt_library(sonde, testing_bpftrace, sanitized):
 
 def special_install():
     """`make install` into a scratch DESTDIR: the binary, sonde(8), a man page
-    and a working link for every tool; TOOL_LINKS=no installs no link."""
+    and a working link for every tool (TOOL_LINKS=no installs no link), and
+    libsonde-usdt's libraries, header and Python module (dist-packages)."""
     tools = [line.split()[0] for line in subprocess.run(
         [os.path.join(ROOT, "build", "sonde"), "tools"], capture_output=True, text=True,
         check=True).stdout.splitlines() if line.strip()]
@@ -1436,6 +1437,10 @@ def special_install():
             if make.returncode != 0:
                 return "FAIL", "make install failed:\n" + indent(make.stderr)
             bindir = os.path.join(dest, "usr", "bin")
+            for installed in ("lib/libsonde-usdt.so", "lib/libsonde-usdt.a",
+                              "include/sonde/usdt.h", "lib/python3/dist-packages/sonde_usdt.py"):
+                if not os.path.exists(os.path.join(dest, "usr", installed)):
+                    problems.append("libsonde-usdt: no /usr/" + installed)
             mandir = os.path.join(dest, "usr", "share", "man", "man8")
             for page in ["sonde.8"] + ["sonde-%s.8" % t for t in tools]:
                 if not os.path.exists(os.path.join(mandir, page)):
