@@ -698,7 +698,9 @@ int main(int argc, char **argv)
 
 			/* bpftrace takes options after the pattern too: -l 'usdt:*' -p PID */
 			for (int i = 1; i < cli.arg_count; i++) {
-				if (strcmp(cli.args[i], "-p") == 0 && i + 1 < cli.arg_count)
+				if (strcmp(cli.args[i], "-p") == 0 && i + 1 == cli.arg_count)
+					die_usage("-p needs a process id");
+				else if (strcmp(cli.args[i], "-p") == 0)
 					cli.pid_text = cli.args[++i];
 				else if (strcmp(cli.args[i], "-v") == 0)
 					cli.verbose++;

@@ -545,7 +545,10 @@ static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out)
 		return 0;
 	}
 	err = path ? 0 : elf_resolve_binary(binary, 0, &path);
-	if (err < 0) {
+	if (err < 0 && has_wildcard(binary)) {
+		error = xasprintf("listing usdt probes of '%s' needs -p PID (the objects of one "
+				  "process)", binary);
+	} else if (err < 0) {
 		error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
 	} else {
 		full_pattern = full_list_pattern(path, colon);
