@@ -145,3 +145,37 @@ install: build/sonde man
 
 clean:
 	rm -rf build
+
+# ---- libsonde-usdt (lib/usdt/, see its README): USDT probes defined at run
+# time, with a Python binding. Independent of sonde: its own sources and flags.
+USDT_SO   := build/lib/libsonde-usdt.so
+USDT_A    := build/lib/libsonde-usdt.a
+USDT_HDR  := lib/usdt/include/sonde/usdt.h
+USDT_FLAGS:= -std=gnu11 -O2 -g -fPIC -Ilib/usdt/include $(WARN)
+ifeq ($(PREFIX),/usr)
+PYTHON_DIR ?= /usr/lib/python3/dist-packages
+else
+PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
+endif
+
+.PHONY: usdt-lib install-usdt
+all: usdt-lib
+usdt-lib: $(USDT_SO) $(USDT_A)
+
+build/lib/usdt.o: lib/usdt/usdt.c $(USDT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(USDT_FLAGS) -c -o $@ $<
+
+$(USDT_SO): build/lib/usdt.o
+	$(CC) -shared -o $@ $<
+
+$(USDT_A): build/lib/usdt.o
+	rm -f $@
+	ar rcs $@ $<
+
+install: install-usdt
+install-usdt: usdt-lib
+	install -D -m 644 $(USDT_SO) $(DESTDIR)$(PREFIX)/lib/libsonde-usdt.so
+	install -D -m 644 $(USDT_A) $(DESTDIR)$(PREFIX)/lib/libsonde-usdt.a
+	install -D -m 644 $(USDT_HDR) $(DESTDIR)$(PREFIX)/include/sonde/usdt.h
+	install -D -m 644 lib/usdt/python/sonde_usdt.py $(DESTDIR)$(PYTHON_DIR)/sonde_usdt.py

@@ -26,6 +26,8 @@ The groups (see bench/README.md for what each one means):
   serve     sonde serve alone: a 10,000-key map's scrape latency; 20 clients
             scraping 100 times a second for 60 s beside slowloris clients
             while events are counted (p99, errors, RSS, events lost)
+  usdt      libsonde-usdt: ns per disabled and per enabled (traced) fire(),
+            in C (against <sys/sdt.h>) and in Python
 
 The tracers' programs are found through /proc/PID/fdinfo: every BPF program
 file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
@@ -1200,6 +1202,89 @@ def bench_serve(workdir, results, quick):
                                 "rss_kb": rss, "events_made": made,
                                 "events_counted": int(counted.group(1)) if counted else None}
     log("  scrape load: " + load.summary())
+# ---------------------------------------------------------------- usdt library
+
+USDT_LIB = os.path.join(REPO_DIR, "build", "lib", "libsonde-usdt.so")
+
+
+def usdt_bench_run(command, env, traced_program=None):
+    """Runs one usdt_bench(.py) measurement; with traced_program, sonde is
+    attached to the process (-p) first, and exits on PROVIDER:done. Returns
+    ns per firing, or None (and logs why)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    tracer = None
+    try:
+        if traced_program:
+            line = proc.stdout.readline()
+            if not line.startswith("ready "):
+                log("  usdt: %s did not start: %s" % (command[0], proc.stderr.read()))
+                return None
+            tracer = subprocess.Popen([SONDE, "-q", "-p", line.split()[1], "-e",
+                                       traced_program], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=300)
+        if tracer:
+            tracer.wait(timeout=60)
+        match = re.search(r"^ns ([0-9.]+)$", out, re.M)
+        if proc.returncode != 0 or not match:
+            log("  usdt: %s failed: %s" % (" ".join(command), err.strip()))
+            return None
+        return float(match.group(1))
+    finally:
+        for p in (proc, tracer):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def bench_usdt(reps, workdir, results, quick):
+    """libsonde-usdt: a disabled fire() (no tracer: one load and a branch)
+    and an enabled one (sonde attached, counting), in C against the same
+    probe compiled in with <sys/sdt.h>, and in Python against an empty
+    function call."""
+    if not os.path.exists(USDT_LIB):
+        subprocess.run(["make", "-C", REPO_DIR, "usdt-lib"], check=True)
+    binary = os.path.join(workdir, "usdt_bench")
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-I" + os.path.join(REPO_DIR, "lib", "usdt",
+                                                                         "include"),
+                    "-o", binary, os.path.join(BENCH_DIR, "usdt_bench.c"),
+                    os.path.join(REPO_DIR, "build", "lib", "libsonde-usdt.a")], check=True)
+    env = dict(os.environ, SONDE_USDT_LIB=USDT_LIB,
+               PYTHONPATH=os.path.join(REPO_DIR, "lib", "usdt", "python"))
+    python = [sys.executable, os.path.join(BENCH_DIR, "usdt_bench.py")]
+    counting = "usdt:*:%s:hit { @ = count(); } usdt:*:%s:done { exit(); }"
+    sdt_counting = ("usdt:%s:bench_sdt:hit { @ = count(); } usdt:%s:bench_sdt:done { exit(); }"
+                    % (binary, binary))
+    disabled_n, enabled_n = (20000000, 100000) if quick else (100000000, 300000)
+    py_disabled_n, py_enabled_n = (500000, 50000) if quick else (2000000, 200000)
+    rows = [
+        ("disabled fire(), C vs sdt.h", "sdt.h",
+         ([binary, "lib", "disabled", str(disabled_n)], None),
+         ([binary, "sdt", "disabled", str(disabled_n)], None)),
+        ("enabled fire() traced by sonde, C vs sdt.h", "sdt.h",
+         ([binary, "lib", "enabled", str(enabled_n)], counting % ("bench_lib", "bench_lib")),
+         ([binary, "sdt", "enabled", str(enabled_n)], sdt_counting)),
+        ("disabled fire(a, b), Python vs empty call", "empty call",
+         (python + ["disabled", str(py_disabled_n)], None),
+         (python + ["noop", str(py_disabled_n)], None)),
+        ("disabled fire(callable), Python vs empty call", "empty call",
+         (python + ["lazy", str(py_disabled_n)], None),
+         (python + ["noop", str(py_disabled_n)], None)),
+        ("enabled fire(a, b) traced by sonde, Python vs C", "C",
+         (python + ["enabled", str(py_enabled_n)], counting % ("bench_py", "bench_py")),
+         ([binary, "lib", "enabled", str(enabled_n)], counting % ("bench_lib", "bench_lib"))),
+    ]
+    for name, baseline, (lib_command, lib_trace), (base_command, base_trace) in rows:
+        samples = {"sonde": [], baseline: []}
+        for _ in range(reps):
+            for key, command, traced in (("sonde", lib_command, lib_trace),
+                                         (baseline, base_command, base_trace)):
+                value = usdt_bench_run(command, env, traced)
+                if value is not None:
+                    samples[key].append(value)
+        results.add("usdt", name, "ns", samples, None, baseline=baseline)
+    log("  usdt done")
 
 
 # ---------------------------------------------------------------- table
@@ -1277,7 +1362,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
     parser.add_argument("--only",
-                        default="startup,kernel,dd,delivery,footprint,tools,profile,scale,serve",
+                        default="startup,kernel,dd,delivery,footprint,tools,profile,scale,serve,usdt",
                         help="comma-separated groups to run")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -1320,6 +1405,9 @@ def main():
         if "serve" in groups:
             log("serve")
             bench_serve(workdir, results, args.quick)
+        if "usdt" in groups:
+            log("usdt library")
+            bench_usdt(2 if args.quick else 5, workdir, results, args.quick)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)

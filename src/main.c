@@ -82,7 +82,7 @@ static const char usage_text[] =
 	"usage: sonde [options] -e 'program' [args...]\n"
 	"       sonde [options] program-file [args...]\n"
 	"       sonde [options] - [args...]       (program read from stdin)\n"
-	"       sonde -l [-v] [pattern]\n"
+	"       sonde -l [-v] [-p PID] [pattern]\n"
 	"       sonde TOOL [tool options]        (sonde tools lists them)\n"
 	"       sonde flamegraph [options] [FILE]\n"
 	"                                        (stacks drawn as an SVG flame graph)\n"
@@ -484,9 +484,10 @@ static bool have_privileges(void)
  * -l [pattern]: a pattern that starts with a provider's name or alias goes
  * to that provider only (spelled with the canonical name, which is what
  * providers match against); any other pattern goes to every provider, and
- * one without a wildcard matches names that contain it.
+ * one without a wildcard matches names that contain it. With -p, providers
+ * that can list the probes of one process (usdt) list those instead.
  */
-static int list_probes(const char *pattern, bool verbose)
+static int list_probes(const char *pattern, pid_t pid, bool verbose)
 {
 	const char *colon = pattern ? strchr(pattern, ':') : NULL;
 	int status = 0;
@@ -499,7 +500,9 @@ static int list_probes(const char *pattern, bool verbose)
 		if (provider) {
 			char *canonical = xasprintf("%s%s", provider->name, colon);
 
-			if (provider->list)
+			if (pid && provider->list_process)
+				status = provider->list_process(canonical, pid, verbose, stdout);
+			else if (provider->list)
 				status = provider->list(canonical, verbose, stdout);
 			free(canonical);
 			return status < 0 ? 1 : 0;
@@ -510,8 +513,14 @@ static int list_probes(const char *pattern, bool verbose)
 	if (pattern && !has_wildcard(pattern))
 		search = xasprintf("*%s*", pattern);
 	for (const struct provider *const *p = provider_table; *p; p++) {
-		if ((*p)->list && (*p)->list(search ? search : pattern, verbose, stdout) < 0)
+		const char *wanted = search ? search : pattern;
+
+		if (pid && (*p)->list_process) {
+			if ((*p)->list_process(wanted, pid, verbose, stdout) < 0)
+				status = 1;
+		} else if ((*p)->list && (*p)->list(wanted, verbose, stdout) < 0) {
 			status = 1;
+		}
 	}
 	free(search);
 	return status;
@@ -791,8 +800,25 @@ int main(int argc, char **argv)
 
 		/* -l FILE lists the probes of a program, -l PATTERN those of the kernel. */
 		if (cli.arg_count == 0 || stat(cli.args[0], &file_status) != 0 ||
-		    !S_ISREG(file_status.st_mode))
-			return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, cli.verbose > 0);
+		    !S_ISREG(file_status.st_mode)) {
+			pid_t list_pid = 0;
+
+			/* bpftrace takes options after the pattern too: -l 'usdt:*' -p PID */
+			for (int i = 1; i < cli.arg_count; i++) {
+				if (strcmp(cli.args[i], "-p") == 0 && i + 1 == cli.arg_count)
+					die_usage("-p needs a process id");
+				else if (strcmp(cli.args[i], "-p") == 0)
+					cli.pid_text = cli.args[++i];
+				else if (strcmp(cli.args[i], "-v") == 0)
+					cli.verbose++;
+				else
+					die_usage("unexpected '%s' after the -l pattern", cli.args[i]);
+			}
+			if (cli.pid_text && parse_pid(cli.pid_text, &list_pid) < 0)
+				return 1;
+			return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, list_pid,
+					   cli.verbose > 0);
+		}
 		cli.program_path = cli.args[0];
 		cli.args++;
 		cli.arg_count--;

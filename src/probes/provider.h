@@ -144,6 +144,9 @@ struct provider {
 	bool no_task_context;
 	bool skip_missing;
 	int (*list)(const char *pattern, bool verbose, FILE *out);
+	/* Optional: -l PATTERN -p PID, the probes found in that process (usdt:
+	 * every object it maps). NULL: -p does not change what is listed. */
+	int (*list_process)(const char *pattern, pid_t pid, bool verbose, FILE *out);
 	/* Optional: what bpf_prog_load needs beyond prog_type for this point
 	 * (fentry/fexit: expected_attach_type and the target's BTF id and BTF
 	 * object fd, 0 for vmlinux; kprobe_multi: the expected attach type).
