@@ -53,7 +53,7 @@ wanted() {
 do_install() {
 	entries "$@" | while read -r kind mode dest source; do
 		wanted "$kind" || continue
-		mkdir -p "$DESTDIR${dest%/*}"
+		[ -d "$DESTDIR${dest%/*}" ] || mkdir -p "$DESTDIR${dest%/*}"
 		case $kind in
 		file) install -m "$mode" "$source" "$DESTDIR$dest" ;;
 		# relative, so the tree can be moved (DESTDIR, a package)
@@ -68,16 +68,18 @@ do_install() {
 do_uninstall() {
 	entries "$@" | while read -r kind mode dest source; do
 		case $kind in
-		file) rm -f "$DESTDIR$dest" ;;
+		file) echo "$DESTDIR$dest" ;;
 		*)
-			if [ -L "$DESTDIR$dest" ] && [ "$(basename "$(readlink "$DESTDIR$dest")")" = "${source##*/}" ]; then
-				rm -f "$DESTDIR$dest"
-			fi
+			[ -L "$DESTDIR$dest" ] || continue
+			case $(readlink "$DESTDIR$dest") in
+			"${source##*/}" | */"${source##*/}") echo "$DESTDIR$dest" ;;
+			esac
 			;;
 		esac
-	done
+	done | xargs -r rm -f
 	entries "$@" | while read -r kind mode dest source; do
-		dir=${dest%/*}
+		echo "${dest%/*}"
+	done | sort -u | while read -r dir; do
 		while [ "${dir#"$PREFIX"/}" != "$dir" ] && rmdir "$DESTDIR$dir" 2>/dev/null; do
 			dir=${dir%/*}
 		done
