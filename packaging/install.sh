@@ -13,8 +13,10 @@
 # what install put there. Uninstall removes a link only if it still points
 # at sonde (a file of that name from elsewhere is left alone) and whatever
 # the TOOL_* settings, so links from an earlier install do not stay behind.
-# Afterwards it removes the directories install created, if empty, up to
-# PREFIX (never PREFIX itself, nor anything above it).
+# Afterwards it removes the directories of the list that are left empty,
+# up to PREFIX (never PREFIX itself, nor anything above it): all of them
+# under a DESTDIR (a staging tree), only sonde's own (.../sonde/...) on the
+# live system, where an empty share/man/man8 is not ours to take away.
 set -eu
 
 action=$1
@@ -80,7 +82,8 @@ do_uninstall() {
 	entries "$@" | while read -r kind mode dest source; do
 		echo "${dest%/*}"
 	done | sort -u | while read -r dir; do
-		while [ "${dir#"$PREFIX"/}" != "$dir" ] && rmdir "$DESTDIR$dir" 2>/dev/null; do
+		while [ "${dir#"$PREFIX"/}" != "$dir" ] && { [ -n "$DESTDIR" ] || [ "${dir%/sonde*}" != "$dir" ]; } &&
+			rmdir "$DESTDIR$dir" 2>/dev/null; do
 			dir=${dir%/*}
 		done
 	done

@@ -1629,7 +1629,7 @@ def special_deb():
     if present:
         return "SKIP", "would overwrite files already present: %s" % ", ".join(present[:5])
 
-    tmp = tempfile.mkdtemp(prefix="sonde-deb-")
+    tmp = tempfile.mkdtemp(prefix="sonde-deb-", dir="/tmp")   # short: the path is a string in BPF
     try:
         dpkg = subprocess.run(["dpkg", "-i", deb], capture_output=True, text=True, timeout=120)
         if dpkg.returncode != 0:
