@@ -1483,16 +1483,27 @@ def special_install():
     return "PASS", "%d tools" % len(tools)
 
 
+# Sources the completion, then per case (three arguments: the words as
+# bash splits them, the line, the function) fills COMP_* as bash would,
+# calls the function and prints `=== N` and COMPREPLY, one word a line.
+# One shell for all cases, so the answers the completion keeps are reused.
 COMPLETION_SCRIPT = r'''
 source "$1"
 shift
-IFS=' ' read -r -a COMP_WORDS <<< "$1"
-COMP_LINE=$2
-COMP_POINT=${#COMP_LINE}
-COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=("") && COMP_CWORD=$((COMP_CWORD + 1))
-"$3"
-printf '%s\n' "${COMPREPLY[@]}"
+n=0
+while (($# >= 3)); do
+	IFS=' ' read -r -a COMP_WORDS <<< "$1"
+	COMP_LINE=$2
+	COMP_POINT=${#COMP_LINE}
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=("") && COMP_CWORD=$((COMP_CWORD + 1))
+	COMPREPLY=()
+	"$3"
+	echo "=== $n"
+	printf '%s\n' "${COMPREPLY[@]}"
+	n=$((n + 1))
+	shift 3
+done
 '''
 
 
@@ -1517,16 +1528,6 @@ def special_completion():
         os.chmod(other, 0o755)
         env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", ""))
 
-        def complete(words, line, function="_sonde"):
-            """COMPREPLY for words (as bash splits them, space-separated)."""
-            result = subprocess.run(["bash", "--norc", "--noprofile", "-c", COMPLETION_SCRIPT,
-                                     "completion", script, words, line, function],
-                                    capture_output=True, text=True, env=env, cwd=tmp, timeout=30)
-            if result.returncode != 0 or result.stderr:
-                problems.append("%r: exit %d, stderr %r" % (line, result.returncode,
-                                                            result.stderr[:300]))
-            return [w for w in result.stdout.split("\n") if w]
-
         cases = [
             # (words as bash splits them, the line, words that must be offered, not offered)
             ("sonde exec", "sonde exec", ["execsnoop"], ["opensnoop"]),
@@ -1549,17 +1550,29 @@ def special_completion():
                 ("sonde -l tracepoint : syscalls : sys_enter_getpp",
                  "sonde -l tracepoint:syscalls:sys_enter_getpp", ["sys_enter_getppid"], []),
             ]
-        for words, line, wanted, unwanted in cases:
-            offered = complete(words, line)
+        argv = ["bash", "--norc", "--noprofile", "-c", COMPLETION_SCRIPT, "completion", script]
+        for words, line, _, _ in cases:
+            argv += [words, line, "_sonde"]
+        argv += ["execsnoop --pi", "execsnoop --pi", "_sonde_tool_link"]
+        result = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp,
+                                timeout=60)
+        if result.returncode != 0 or result.stderr:
+            problems.append("bash: exit %d, stderr %r" % (result.returncode, result.stderr[:300]))
+        replies = [block.split("\n")[1:] for block in
+                   re.split(r"^=== ", result.stdout, flags=re.M)[1:]]
+        replies = [[w for w in reply if w] for reply in replies]
+        if len(replies) != len(cases) + 1:
+            return "FAIL", "%d answers for %d cases:\n%s" % (len(replies), len(cases) + 1,
+                                                            indent(result.stdout[-2000:]))
+        for (words, line, wanted, unwanted), offered in zip(cases, replies):
             for word in wanted:
                 if word not in offered:
                     problems.append("%r: %r not offered (got %s)" % (line, word, offered[:12]))
             for word in unwanted:
                 if word in offered:
                     problems.append("%r: %r offered" % (line, word))
-        offered = complete("execsnoop --pi", "execsnoop --pi", "_sonde_tool_link")
-        if offered != ["--pid"]:
-            problems.append("execsnoop --pi through the link: %s" % offered)
+        if replies[-1] != ["--pid"]:
+            problems.append("execsnoop --pi through the link: %s" % replies[-1])
         registered = subprocess.run(
             ["bash", "--norc", "--noprofile", "-c",
              'source "$1"; complete -p sonde execsnoop opensnoop', "registered", script],
