@@ -132,16 +132,53 @@ build/man/sonde-%.8: tools/%.bt build/sonde
 	build/sonde $* --man > $@.tmp
 	mv $@.tmp $@
 
-# The binary, the man pages, and (unless TOOL_LINKS=no) a link per tool, so
-# that `execsnoop` runs `sonde execsnoop`.
-install: build/sonde man
-	install -D -m 755 build/sonde $(DESTDIR)$(PREFIX)/bin/sonde
-	install -d $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
-	@if [ "$(TOOL_LINKS)" != no ]; then \
-		for t in $(TOOL_NAMES); do ln -sf sonde $(DESTDIR)$(PREFIX)/bin/$$t; done; \
-		echo "installed links: $(TOOL_NAMES)"; \
-	fi
+# Installation: make install / make uninstall (PREFIX, DESTDIR), and make deb
+# (build/sonde_VERSION_ARCH.deb). packaging/install.sh holds the one list of
+# what goes where: the binary, the man pages, the bash completion and
+# (unless TOOL_LINKS=no) a link per tool, so that `execsnoop` runs
+# `sonde execsnoop`, with a completion link beside it (TOOL_COMPLETIONS=no
+# leaves those out). The version is SONDE_VERSION in src/main.c, which
+# `sonde --version` prints; the package takes it from there.
+BINDIR      ?= $(PREFIX)/bin
+TOOLDIR     ?= $(BINDIR)
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+TOOL_COMPLETIONS ?= yes
+VERSION     := $(shell sed -n 's/^\#define SONDE_VERSION "\(.*\)"$$/\1/p' src/main.c)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null)
+DEB         := build/sonde_$(VERSION)_$(DEB_ARCH).deb
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+# Debian's python3 looks in dist-packages
+ifeq ($(PREFIX),/usr)
+PYTHONDIR   ?= /usr/lib/python3/dist-packages
+else
+PYTHONDIR   ?= $(PREFIX)/lib/python3/dist-packages
+endif
+INSTALL_ENV  = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" TOOLDIR="$(TOOLDIR)" \
+	       MANDIR="$(MANDIR)" BASHCOMPDIR="$(BASHCOMPDIR)" TOOL_LINKS="$(TOOL_LINKS)" \
+	       TOOL_COMPLETIONS="$(TOOL_COMPLETIONS)" LIBDIR="$(LIBDIR)" INCLUDEDIR="$(INCLUDEDIR)" \
+	       PYTHONDIR="$(PYTHONDIR)"
+
+.PHONY: uninstall deb
+
+install: build/sonde man usdt-lib
+	@$(INSTALL_ENV) sh packaging/install.sh install $(TOOL_NAMES)
+
+uninstall:
+	@$(INSTALL_ENV) sh packaging/install.sh uninstall $(TOOL_NAMES)
+
+deb: $(DEB)
+
+$(DEB): build/pkg/sonde man completion/sonde.bash packaging/install.sh packaging/deb.sh \
+	$(wildcard packaging/debian/*)
+	@sh packaging/deb.sh build/pkg/sonde "$(VERSION)" "$(DEB_ARCH)" $@ $(TOOL_NAMES)
+
+# The packaged binary: build/sonde's objects linked with full RELRO (symbols
+# bound at start, the tables read-only after), as Debian's hardening asks.
+build/pkg/sonde: $(OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wl,-z,relro,-z,now -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -rf build
@@ -152,13 +189,8 @@ USDT_SO   := build/lib/libsonde-usdt.so
 USDT_A    := build/lib/libsonde-usdt.a
 USDT_HDR  := lib/usdt/include/sonde/usdt.h
 USDT_FLAGS:= -std=gnu11 -O2 -g -fPIC -Ilib/usdt/include $(WARN)
-ifeq ($(PREFIX),/usr)
-PYTHON_DIR ?= /usr/lib/python3/dist-packages
-else
-PYTHON_DIR ?= $(PREFIX)/lib/python3/dist-packages
-endif
 
-.PHONY: usdt-lib install-usdt
+.PHONY: usdt-lib
 all: usdt-lib
 usdt-lib: $(USDT_SO) $(USDT_A)
 
@@ -172,10 +204,3 @@ $(USDT_SO): build/lib/usdt.o
 $(USDT_A): build/lib/usdt.o
 	rm -f $@
 	ar rcs $@ $<
-
-install: install-usdt
-install-usdt: usdt-lib
-	install -D -m 644 $(USDT_SO) $(DESTDIR)$(PREFIX)/lib/libsonde-usdt.so
-	install -D -m 644 $(USDT_A) $(DESTDIR)$(PREFIX)/lib/libsonde-usdt.a
-	install -D -m 644 $(USDT_HDR) $(DESTDIR)$(PREFIX)/include/sonde/usdt.h
-	install -D -m 644 lib/usdt/python/sonde_usdt.py $(DESTDIR)$(PYTHON_DIR)/sonde_usdt.py

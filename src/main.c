@@ -84,6 +84,7 @@ static const char usage_text[] =
 	"       sonde [options] - [args...]       (program read from stdin)\n"
 	"       sonde -l [-v] [-p PID] [pattern]\n"
 	"       sonde TOOL [tool options]        (sonde tools lists them)\n"
+	"       sonde providers                  (probe types and their short names)\n"
 	"       sonde flamegraph [options] [FILE]\n"
 	"                                        (stacks drawn as an SVG flame graph)\n"
 	"       sonde heatmap [options] [FILE]   (JSON histograms drawn as a heat map)\n"
@@ -759,6 +760,19 @@ static int serve_command(int argc, char **argv)
 	return status;
 }
 
+/* One line per probe type: its name, then the aliases it may be written
+ * with ("tracepoint t"). Needs no privileges, so shell completion can ask. */
+static int providers_command(int argc, char **argv)
+{
+	for (const struct provider *const *p = provider_table; *p; p++) {
+		printf("%s", (*p)->name);
+		for (const char *const *alias = (*p)->aliases; *alias; alias++)
+			printf(" %s", *alias);
+		printf("\n");
+	}
+	return 0;
+}
+
 /* `sonde WORD ...` for words that are commands of their own rather than
  * programs or tools; each gets the words from WORD on. */
 static const struct subcommand {
@@ -766,6 +780,7 @@ static const struct subcommand {
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
 	{ "tools", tools_command },
+	{ "providers", providers_command },
 	{ "flamegraph", flamegraph_command },
 	{ "heatmap", heatmap_command },
 	{ "serve", serve_command },

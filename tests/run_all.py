@@ -1432,20 +1432,40 @@ def special_usdt_library(sonde, testing_bpftrace, sanitized):
     return "FAIL", result.stdout
 
 
-def special_install():
-    """`make install` into a scratch DESTDIR: the binary, sonde(8), a man page
-    and a working link for every tool (TOOL_LINKS=no installs no link), and
-    libsonde-usdt's libraries, header and Python module (dist-packages)."""
-    tools = [line.split()[0] for line in subprocess.run(
+def tool_names():
+    return [line.split()[0] for line in subprocess.run(
         [os.path.join(ROOT, "build", "sonde"), "tools"], capture_output=True, text=True,
         check=True).stdout.splitlines() if line.strip()]
+
+
+def tree_leftovers(dest, prefix):
+    """What is under dest besides the directories leading to dest+prefix."""
+    kept = {dest}
+    path = dest
+    for part in prefix.strip("/").split("/"):
+        path = os.path.join(path, part)
+        kept.add(path)
+    found = []
+    for top, dirs, files in os.walk(dest):
+        found += [os.path.join(top, d) for d in dirs if os.path.join(top, d) not in kept]
+        found += [os.path.join(top, f) for f in files]
+    return sorted(found)
+
+
+def special_install():
+    """`make install` into a scratch DESTDIR: the binary, sonde(8), a man page
+    and a working link for every tool, the bash completion with a completion
+    link per tool, libsonde-usdt's libraries, header and Python module;
+    TOOL_LINKS=no installs no link. `make uninstall` with the
+    same settings then leaves nothing but the directories down to PREFIX."""
+    tools = tool_names()
     problems = []
     for links in ("yes", "no"):
         dest = tempfile.mkdtemp(prefix="sonde-install-")
+        settings = ["DESTDIR=" + dest, "PREFIX=/usr", "TOOL_LINKS=" + links]
         try:
-            make = subprocess.run(["make", "-s", "install", "DESTDIR=" + dest, "PREFIX=/usr",
-                                   "TOOL_LINKS=" + links], cwd=ROOT, capture_output=True,
-                                  text=True)
+            make = subprocess.run(["make", "-s", "install"] + settings, cwd=ROOT,
+                                  capture_output=True, text=True)
             if make.returncode != 0:
                 return "FAIL", "make install failed:\n" + indent(make.stderr)
             bindir = os.path.join(dest, "usr", "bin")
@@ -1454,28 +1474,294 @@ def special_install():
                 if not os.path.exists(os.path.join(dest, "usr", installed)):
                     problems.append("libsonde-usdt: no /usr/" + installed)
             mandir = os.path.join(dest, "usr", "share", "man", "man8")
+            compdir = os.path.join(dest, "usr", "share", "bash-completion", "completions")
             for page in ["sonde.8"] + ["sonde-%s.8" % t for t in tools]:
                 if not os.path.exists(os.path.join(mandir, page)):
                     problems.append("no man page " + page)
+            with open(os.path.join(ROOT, "completion", "sonde.bash")) as want, \
+                    open(os.path.join(compdir, "sonde")) as got:
+                if want.read() != got.read():
+                    problems.append("completions/sonde is not completion/sonde.bash")
+            if not os.access(os.path.join(bindir, "sonde"), os.X_OK):
+                problems.append("bin/sonde is not executable")
             for tool in tools:
                 link = os.path.join(bindir, tool)
+                completion = os.path.join(compdir, tool)
                 if links == "no":
-                    if os.path.lexists(link):
-                        problems.append("TOOL_LINKS=no installed " + tool)
+                    for path in (link, completion):
+                        if os.path.lexists(path):
+                            problems.append("TOOL_LINKS=no installed " + path[len(dest):])
                     continue
                 if os.readlink(link) != "sonde":
                     problems.append("%s does not link to sonde" % tool)
                     continue
+                if not os.path.islink(completion) or os.readlink(completion) != "sonde":
+                    problems.append("no completion link for %s" % tool)
                 helped = subprocess.run([link, "--help"], capture_output=True, text=True)
                 if not helped.stdout.startswith("Usage: sonde %s " % tool) or \
                         "EXAMPLES:" not in helped.stdout:
                     problems.append("%s --help through the link printed %r" % (
                         tool, helped.stdout[:200]))
+            make = subprocess.run(["make", "-s", "uninstall"] + settings, cwd=ROOT,
+                                  capture_output=True, text=True)
+            if make.returncode != 0:
+                return "FAIL", "make uninstall failed:\n" + indent(make.stderr)
+            left = tree_leftovers(dest, "/usr")
+            if left:
+                problems.append("TOOL_LINKS=%s: make uninstall left %s" % (
+                    links, ", ".join(p[len(dest):] for p in left[:10])))
         finally:
             shutil.rmtree(dest, ignore_errors=True)
     if problems:
         return "FAIL", "\n".join("    " + p for p in problems)
     return "PASS", "%d tools" % len(tools)
+
+
+# Sources the completion, then per case (three arguments: the words as
+# bash splits them, the line, the function) fills COMP_* as bash would,
+# calls the function and prints `=== N` and COMPREPLY, one word a line.
+# One shell for all cases, so the answers the completion keeps are reused.
+COMPLETION_SCRIPT = r'''
+source "$1"
+shift
+n=0
+while (($# >= 3)); do
+	IFS=' ' read -r -a COMP_WORDS <<< "$1"
+	COMP_LINE=$2
+	COMP_POINT=${#COMP_LINE}
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=("") && COMP_CWORD=$((COMP_CWORD + 1))
+	COMPREPLY=()
+	"$3"
+	echo "=== $n"
+	printf '%s\n' "${COMPREPLY[@]}"
+	n=$((n + 1))
+	shift 3
+done
+'''
+
+
+def special_completion():
+    """completion/sonde.bash sourced in bash, its functions called with the
+    COMP_WORDS bash would pass (split at ':'), COMPREPLY checked; and the
+    completion registered for a tool link on PATH, not for a same-named
+    program of another package."""
+    sonde = os.path.join(ROOT, "build", "sonde")
+    script = os.path.join(ROOT, "completion", "sonde.bash")
+    tmp = tempfile.mkdtemp(prefix="sonde-completion-")
+    problems = []
+    try:
+        bindir = os.path.join(tmp, "bin")
+        os.mkdir(bindir)
+        os.symlink(sonde, os.path.join(bindir, "sonde"))
+        os.symlink("sonde", os.path.join(bindir, "execsnoop"))
+        # a program named like a tool that is not sonde
+        other = os.path.join(bindir, "opensnoop")
+        with open(other, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(other, 0o755)
+        env = dict(os.environ, PATH=bindir + ":" + os.environ.get("PATH", ""))
+
+        cases = [
+            # (words as bash splits them, the line, words that must be offered, not offered)
+            ("sonde exec", "sonde exec", ["execsnoop"], ["opensnoop"]),
+            ("sonde pro", "sonde pro", ["profile", "providers"], []),
+            ("sonde -l tr", "sonde -l tr", ["tracepoint:"], ["BEGIN"]),
+            ("sonde -l", "sonde -l ", ["BEGIN", "END", "uprobe:", "usdt:", "kprobe:"], []),
+            ("sonde --ver", "sonde --ver", ["--version"], ["--help"]),
+            ("sonde -f", "sonde -f ", ["json", "text"], []),
+            ("sonde execsnoop --ti", "sonde execsnoop --ti", ["--time", "--timestamp"], []),
+            ("sonde flamegraph --co", "sonde flamegraph --co", ["--colors", "--countname"], []),
+        ]
+        if os.geteuid() == 0:
+            # -l needs root: names after the type, cut after the last colon
+            # when the word is unquoted, whole inside quotes
+            cases += [
+                ("sonde -l t : sched : sched_swi", "sonde -l t:sched:sched_swi",
+                 ["sched_switch"], ["t:sched:sched_switch"]),
+                ("sonde -e 'tracepoint:sched:sched_swi", "sonde -e 'tracepoint:sched:sched_swi",
+                 ["tracepoint:sched:sched_switch"], []),
+                ("sonde -l tracepoint : syscalls : sys_enter_getpp",
+                 "sonde -l tracepoint:syscalls:sys_enter_getpp", ["sys_enter_getppid"], []),
+            ]
+        argv = ["bash", "--norc", "--noprofile", "-c", COMPLETION_SCRIPT, "completion", script]
+        for words, line, _, _ in cases:
+            argv += [words, line, "_sonde"]
+        argv += ["execsnoop --pi", "execsnoop --pi", "_sonde_tool_link"]
+        result = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp,
+                                timeout=60)
+        if result.returncode != 0 or result.stderr:
+            problems.append("bash: exit %d, stderr %r" % (result.returncode, result.stderr[:300]))
+        replies = [block.split("\n")[1:] for block in
+                   re.split(r"^=== ", result.stdout, flags=re.M)[1:]]
+        replies = [[w for w in reply if w] for reply in replies]
+        if len(replies) != len(cases) + 1:
+            return "FAIL", "%d answers for %d cases:\n%s" % (len(replies), len(cases) + 1,
+                                                            indent(result.stdout[-2000:]))
+        for (words, line, wanted, unwanted), offered in zip(cases, replies):
+            for word in wanted:
+                if word not in offered:
+                    problems.append("%r: %r not offered (got %s)" % (line, word, offered[:12]))
+            for word in unwanted:
+                if word in offered:
+                    problems.append("%r: %r offered" % (line, word))
+        if replies[-1] != ["--pid"]:
+            problems.append("execsnoop --pi through the link: %s" % replies[-1])
+        registered = subprocess.run(
+            ["bash", "--norc", "--noprofile", "-c",
+             'source "$1"; complete -p sonde execsnoop opensnoop', "registered", script],
+            capture_output=True, text=True, env=env, timeout=30)
+        if "-F _sonde sonde" not in registered.stdout or \
+                "-F _sonde_tool_link execsnoop" not in registered.stdout:
+            problems.append("registered: %r" % registered.stdout)
+        if "opensnoop" in registered.stdout:
+            problems.append("opensnoop (not sonde) got sonde's completion")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join("    " + p for p in problems)
+    return "PASS", ""
+
+
+def package_state(name):
+    return subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status}", name],
+                          capture_output=True, text=True).stdout.strip()
+
+
+def wait_attached(proc, timeout=15):
+    if not proc.attached.wait(timeout):
+        proc.kill()
+        proc.wait(5)
+        raise RuntimeError("%s did not attach:\n%s" % (proc.argv, indent(proc.stderr())))
+
+
+def special_deb():
+    """`make deb`, then the package installed with dpkg -i and used: the
+    version, a BEGIN one-liner, a tracepoint one-liner that sees a file this
+    test opens, execsnoop run by its link name catching a program this test
+    starts, man -w; then dpkg -r, and nothing dpkg -L listed may remain (a
+    directory only if another package owns it too). The package is removed
+    in any case; the test is skipped if it would replace anything present."""
+    if not shutil.which("dpkg-deb") or not shutil.which("man"):
+        return "SKIP", "needs dpkg-deb and man (man-db)"
+    if os.geteuid() != 0:
+        return "SKIP", "dpkg -i needs root"
+    if package_state("sonde") not in ("", "not-installed"):
+        return "SKIP", "a sonde package is already installed; not touching it"
+    make = subprocess.run(["make", "-s", "deb"], cwd=ROOT, capture_output=True, text=True)
+    if make.returncode != 0:
+        return "FAIL", "make deb failed:\n" + indent(make.stdout + make.stderr)
+    version = subprocess.run([os.path.join(ROOT, "build", "sonde"), "--version"],
+                             capture_output=True, text=True).stdout.split()[-1]
+    debs = glob.glob(os.path.join(ROOT, "build", "sonde_%s_*.deb" % version))
+    if len(debs) != 1:
+        return "FAIL", "make deb made %s, not one build/sonde_%s_ARCH.deb" % (debs, version)
+    deb = debs[0]
+    fields = subprocess.run(["dpkg-deb", "-f", deb, "Version", "Depends"],
+                            capture_output=True, text=True).stdout
+    problems = []
+    if "Version: %s\n" % version not in fields:
+        problems.append("control Version is not %s: %r" % (version, fields))
+    for name in ("libbpf1", "libelf1", "libc6"):
+        if not re.search(r"\b%s\b" % name, fields):
+            problems.append("Depends lacks %s: %r" % (name, fields))
+    for name in ("llvm", "clang", "python"):
+        if name in fields.lower():
+            problems.append("Depends names %s: %r" % (name, fields))
+    # dpkg would silently take over files no package owns; refuse instead
+    contents = subprocess.run(["dpkg-deb", "--fsys-tarfile", deb], capture_output=True)
+    names = subprocess.run(["tar", "-t"], input=contents.stdout, capture_output=True)
+    present = [p[1:] for p in names.stdout.decode().split("\n")
+               if p and not p.endswith("/") and os.path.lexists(p[1:])]
+    if present:
+        return "SKIP", "would overwrite files already present: %s" % ", ".join(present[:5])
+
+    tmp = tempfile.mkdtemp(prefix="sonde-deb-", dir="/tmp")   # short: the path is a string in BPF
+    try:
+        dpkg = subprocess.run(["dpkg", "-i", deb], capture_output=True, text=True, timeout=120)
+        if dpkg.returncode != 0:
+            return "FAIL", "dpkg -i failed:\n" + indent(dpkg.stdout + dpkg.stderr)
+        listed = subprocess.run(["dpkg", "-L", "sonde"], capture_output=True, text=True,
+                                check=True).stdout.split("\n")
+        listed = [p for p in listed if p.startswith("/") and p != "/."]
+
+        got = subprocess.run(["sonde", "--version"], capture_output=True, text=True,
+                             env=dict(os.environ, PATH="/usr/bin:/bin"))
+        if got.stdout != "sonde %s\n" % version:
+            problems.append("sonde --version printed %r" % got.stdout)
+        got = subprocess.run(["/usr/bin/sonde", "-q", "-e",
+                              'BEGIN { printf("packaged %d\\n", 6 * 7); exit(); }'],
+                             capture_output=True, text=True, timeout=30)
+        # (bpftrace's blank lines at exit follow the printed line)
+        if got.stdout.split() != ["packaged", "42"] or got.returncode != 0:
+            problems.append("BEGIN one-liner: exit %d, %r %r" % (got.returncode, got.stdout,
+                                                                  got.stderr))
+        # a tracepoint one-liner that sees the open of a file only this test opens
+        marker = os.path.join(tmp, "marker")
+        with open(marker, "w") as f:
+            f.write("x\n")
+        tracer = Process(["/usr/bin/sonde", "-e",
+                          'tracepoint:syscalls:sys_enter_openat /str(args->filename) == "%s"/ '
+                          '{ printf("open %%s by %%s\\n", str(args->filename), comm); exit(); }'
+                          % marker])
+        wait_attached(tracer)
+        subprocess.run(["cat", marker], capture_output=True)
+        code, timed_out = tracer.wait(15)
+        if timed_out or tracer.stdout().strip() != "open %s by cat" % marker:
+            problems.append("tracepoint one-liner: exit %s, timed out %s, stdout %r, stderr %r"
+                            % (code, timed_out, tracer.stdout(), tracer.stderr()))
+        # execsnoop by its link name, catching a program with a name of its own
+        link_path = "/usr/lib/sonde/bin:" + os.environ.get("PATH", "/usr/bin:/bin")
+        found = shutil.which("execsnoop", path=link_path)
+        if found != "/usr/lib/sonde/bin/execsnoop":
+            problems.append("execsnoop on PATH %s is %s" % (link_path, found))
+        program = os.path.join(tmp, "debprobe%d" % os.getpid())
+        shutil.copy("/bin/true", program)
+        snoop = Process(["execsnoop"], env=dict(os.environ, PATH=link_path))
+        wait_attached(snoop)
+        subprocess.run([program, "--marker"])
+        time.sleep(0.5)
+        snoop.interrupt()
+        code, timed_out = snoop.wait(15)
+        caught = [l for l in snoop.stdout_lines if program in l]
+        if not snoop.stdout_lines or not snoop.stdout_lines[0].startswith("PCOMM"):
+            problems.append("execsnoop printed no header: %r" % snoop.stdout()[:200])
+        if len(caught) != 1 or not re.match(r"debprobe\d*\s+\d+\s+\d+\s+0 %s --marker"
+                                            % re.escape(program), caught[0]):
+            problems.append("execsnoop by link: %d lines for %s: %r (stderr %r)" % (
+                len(caught), program, caught, snoop.stderr()[-300:]))
+        for page in ("sonde", "sonde-execsnoop"):
+            got = subprocess.run(["man", "-w", page], capture_output=True, text=True)
+            if got.stdout.strip() != "/usr/share/man/man8/%s.8.gz" % page:
+                problems.append("man -w %s: %r %r" % (page, got.stdout, got.stderr))
+        if "/usr/share/bash-completion/completions/sonde" not in listed:
+            problems.append("no bash completion in the package")
+
+        dpkg = subprocess.run(["dpkg", "-r", "sonde"], capture_output=True, text=True,
+                              timeout=120)
+        if dpkg.returncode != 0:
+            problems.append("dpkg -r failed:\n" + indent(dpkg.stdout + dpkg.stderr))
+        state = package_state("sonde")
+        if state not in ("", "not-installed", "config-files"):
+            problems.append("after dpkg -r the package is %r" % state)
+        files = [p for p in listed if os.path.lexists(p) and not os.path.isdir(p)]
+        if files:
+            problems.append("left after dpkg -r: %s" % ", ".join(files[:10]))
+        # a directory may stay only because another package has it too
+        dirs = [p for p in listed if os.path.isdir(p) and not os.path.islink(p)]
+        if dirs:
+            owners = subprocess.run(["dpkg-query", "-S"] + dirs, capture_output=True, text=True)
+            owned = {line.split(": ", 1)[1] for line in owners.stdout.split("\n") if ": " in line}
+            unowned = [d for d in dirs if d not in owned]
+            if unowned:
+                problems.append("directories left after dpkg -r: %s" % ", ".join(unowned))
+    finally:
+        if package_state("sonde") not in ("", "not-installed"):
+            subprocess.run(["dpkg", "--purge", "sonde"], capture_output=True, timeout=120)
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join("    " + p for p in problems)
+    return "PASS", "%s, %d paths" % (os.path.basename(deb), len(listed))
 
 
 def folded_lines(text):
@@ -1544,12 +1830,17 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
 
 
 def run_special(report, args, binaries, testing_bpftrace):
-    if not testing_bpftrace and (not args.filter or args.filter in "special/install"):
+    # installation: the normal build only, once
+    for name, test in (("special/install", special_install),
+                       ("special/completion", special_completion),
+                       ("special/deb", special_deb)):
+        if testing_bpftrace or (args.filter and args.filter not in name):
+            continue
         try:
-            status, details = special_install()
+            status, details = test()
         except Exception as error:
             status, details = "FAIL", "runner error: %r" % error
-        report.result(status, "special/install", details)
+        report.result(status, name, details)
     binaries = [b for b in binaries if os.path.exists(b[0]) or shutil.which(b[0])]
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
              ("special/kill-scale-raw-syscalls",
