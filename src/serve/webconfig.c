@@ -282,8 +282,8 @@ static int yaml_parse(struct yaml_reader *reader, char *text, struct yaml_node *
 		if (indent != stack[depth].child_indent) {
 			yaml_free(root);
 			return yaml_fail(reader, reader->line,
-					 "this line's indentation (%d) matches no enclosing key's entries (%d)",
-					 indent, stack[depth].child_indent);
+					 "the indentation of this line (%d spaces) matches no level above it",
+					 indent);
 		}
 		struct yaml_node *parent = stack[depth].node, *node;
 		if (parent->scalar) {
