@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,6 +624,11 @@ static void server_accept(struct server *server)
 			close(fd);
 			continue;
 		}
+		/* A response goes out in one write, but TLS writes session tickets
+		 * first: with Nagle the response would wait for the client's
+		 * delayed ACK of those (40 ms) */
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if (server->tls && !(slot->tls = tls_session_new(server->tls, fd))) {
 			close(fd);
 			continue;
