@@ -2789,6 +2789,41 @@ def serve_tls(sonde, sanitized):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def serve_tls_client_certificates(sonde, sanitized):
+    """client_auth_type RequireAndVerifyClientCert with client_ca_file: a
+    client with a certificate from that CA is served, one without is
+    refused at the handshake; min_version TLS13 refuses a TLS 1.2 client."""
+    if not shutil.which("curl"):
+        return "SKIP", "no curl (tests/setup.sh installs it)"
+    tmp = tempfile.mkdtemp(prefix="sonde-mtls-")
+    client_cert, client_key = os.path.join(tmp, "client.crt"), os.path.join(tmp, "client.key")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", client_key, "-out", client_cert, "-days", "2", "-subj", "/CN=scraper")
+    web = serve_tls_files(tmp, extra_tls="  client_ca_file: client.crt\n"
+                          "  client_auth_type: RequireAndVerifyClientCert\n  min_version: TLS13\n")
+    proc, host, port = start_serve(sonde, ["--web.config.file", web["config"], "-e",
+                                           SERVE_COUNT_PROGRAM], sanitized)
+    try:
+        if not port:
+            return "FAIL", "sonde serve did not start\n" + indent(proc.stderr())
+        url = "https://%s:%d/metrics" % (host, port)
+        user = "%s:%s" % (SERVE_USER, SERVE_PASSWORD)
+        got = {name: curl(url, web["cert"], "-u", user, *extra)[0] for name, extra in (
+            ("with a certificate", ["--cert", client_cert, "--key", client_key]),
+            ("without", []),
+            ("TLS 1.2", ["--tls-max", "1.2", "--cert", client_cert, "--key", client_key]))}
+        problems = [] if got == {"with a certificate": 200, "without": 0, "TLS 1.2": 0} else [
+            "statuses (0: refused at the handshake): %s" % got]
+        problems += stop_serve(proc, sanitized)
+        if problems:
+            return "FAIL", "\n".join(problems) + "\nstderr:\n" + indent(proc.stderr()[-2000:])
+        return "PASS", "statuses (0: refused at the handshake): %s" % got
+    finally:
+        proc.kill()
+        proc.wait(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def serve_prometheus_tls(sonde, sanitized):
     return serve_prometheus(sonde, sanitized, tls=True)
 
@@ -2870,6 +2905,7 @@ def run_serve(report, args, binaries, testing_bpftrace):
              ("serve/tool-by-name", serve_tool, True),
              ("serve/abuse-while-tracing", serve_abuse, True),
              ("serve/tls-basic-auth", serve_tls, True),
+             ("serve/tls-client-certificates", serve_tls_client_certificates, False),
              ("serve/prometheus-over-tls", serve_prometheus_tls, False),
              ("serve/web-config-errors", serve_web_config_errors, True)]
     for binary, label, sanitized in binaries:
