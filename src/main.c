@@ -661,7 +661,8 @@ static int tools_command(int argc, char **argv)
 }
 
 static const char serve_usage_text[] =
-	"usage: sonde serve [--listen ADDR:PORT] [--label @MAP=NAME[,NAME...]]... -e 'program' [args...]\n"
+	"usage: sonde serve [--listen ADDR:PORT] [--web.config.file FILE] [--label @MAP=NAME[,NAME...]]...\n"
+	"                   -e 'program' [args...]\n"
 	"       sonde serve [serve options] [program options] program-file [args...]\n"
 	"       sonde serve [serve options] TOOL [tool options]\n"
 	"\n"
@@ -673,7 +674,10 @@ static const char serve_usage_text[] =
 	"  --listen ADDR:PORT   where to listen (default " SERVE_DEFAULT_LISTEN "; :PORT for every\n"
 	"                       address, [::1]:PORT for IPv6, port 0 for any free port)\n"
 	"  --label @M=A,B       name the labels of @M's key parts A and B (default: the\n"
-	"                       builtin used as the key, such as comm or pid, else key, key0...)\n";
+	"                       builtin used as the key, such as comm or pid, else key, key0...)\n"
+	"  --web.config.file FILE, --web-config FILE\n"
+	"                       TLS and basic authentication, in the web config format of\n"
+	"                       Prometheus' exporters (tls_server_config, basic_auth_users)\n";
 
 /* The value of --NAME VALUE or --NAME=VALUE at argv[*i]; NULL if argv[*i]
  * is not that option. Advances *i past what it used. */
@@ -717,6 +721,20 @@ static int serve_command(int argc, char **argv)
 			return 0;
 		} else if ((value = serve_option_value(argc, argv, &i, "--listen"))) {
 			serve.listen = value;
+		} else if ((value = serve_option_value(argc, argv, &i, "--web.config.file")) ||
+			   (value = serve_option_value(argc, argv, &i, "--web-config"))) {
+			if (serve.web) {
+				fprintf(stderr, "sonde: serve: --web.config.file is given twice\n");
+				serve_options_free(&serve);
+				return 1;
+			}
+			/* read and checked now: a bad file stops sonde before it compiles */
+			if (web_config_load(value, &serve.web, &error) < 0) {
+				fprintf(stderr, "%s\n", error);
+				free(error);
+				serve_options_free(&serve);
+				return 1;
+			}
 		} else if ((value = serve_option_value(argc, argv, &i, "--label"))) {
 			if (serve_add_label(&serve, value, &error) < 0) {
 				fprintf(stderr, "sonde: serve: %s\n", error);

@@ -2438,7 +2438,7 @@ def run_toolsdiff(report, args, sonde):
 sys.path.insert(0, os.path.join(TESTS, "serve"))
 import load as serve_load  # noqa: E402
 
-SERVING_RE = re.compile(r'^Serving metrics on http://([0-9.]+):(\d+)/metrics$')
+SERVING_RE = re.compile(r'^Serving metrics on https?://([0-9.]+):(\d+)/metrics$')
 
 
 def free_port():
@@ -2506,17 +2506,20 @@ SERVE_READ_PROGRAM = (
     '@sizes[comm, args->ret] = sum(args->ret); }')
 
 
-def serve_prometheus(sonde, sanitized):
+def serve_prometheus(sonde, sanitized, tls=False):
     """Debian's Prometheus scrapes sonde serve every second; the counter,
     histogram buckets, _sum, _count and labels it stores are those of the
-    reads made."""
+    reads made. tls: over HTTPS with basic authentication (a web config)."""
     prometheus = shutil.which("prometheus")
     if not prometheus:
         return "SKIP", "no prometheus (tests/setup.sh installs it)"
     tmp = tempfile.mkdtemp(prefix="sonde-prom-")
     generator = os.path.join(tmp, "promread")
     shutil.copy(build_tool("read_bursts"), generator)
-    proc, host, port = start_serve(sonde, ["-e", SERVE_READ_PROGRAM], sanitized)
+    web = serve_tls_files(tmp) if tls else None
+    proc, host, port = start_serve(
+        sonde, (["--web.config.file", web["config"]] if web else []) + ["-e", SERVE_READ_PROGRAM],
+        sanitized)
     prom = None
     try:
         if not port:
@@ -2526,6 +2529,10 @@ def serve_prometheus(sonde, sanitized):
             config.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
                          "scrape_configs:\n  - job_name: sonde\n    static_configs:\n"
                          "      - targets: ['%s:%d']\n" % (host, port))
+            if web:
+                config.write("    scheme: https\n    tls_config:\n      ca_file: %s\n"
+                             "    basic_auth:\n      username: %s\n      password: %s\n"
+                             % (web["cert"], SERVE_USER, SERVE_PASSWORD))
         prom = subprocess.Popen(
             [prometheus, "--config.file=" + os.path.join(tmp, "prometheus.yml"),
              "--storage.tsdb.path=" + os.path.join(tmp, "data"),
@@ -2579,8 +2586,9 @@ def serve_prometheus(sonde, sanitized):
             problems.append("sonde_sizes_total by (comm, key1): %s" % by_key)
         if counter and counter[0]["metric"].get("job") != "sonde":
             problems.append("labels: %s" % counter[0]["metric"])
-        details = ("%d reads scraped through Prometheus: buckets %s"
-                   % (total, {k: buckets.get(k) for k in expected}))
+        details = ("%d reads scraped through Prometheus%s: buckets %s"
+                   % (total, " over TLS with basic auth" if web else "",
+                      {k: buckets.get(k) for k in expected}))
         problems += stop_serve(proc, sanitized)
         if problems:
             return "FAIL", "; ".join(problems) + "\n" + details + "\nstderr:\n" + indent(
@@ -2910,6 +2918,296 @@ def serve_tool(sonde, sanitized, calls=5000):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+# --------------------------------------------------------------------------
+# sonde serve with a web config: TLS and basic authentication
+
+SERVE_USER, SERVE_PASSWORD = "prom", "s3cret-pw"
+
+
+def bcrypt_hash(password, cost=10):
+    """A $2b$ bcrypt hash from Python's crypt module (libcrypt, as sonde
+    uses); crypt is deprecated from Python 3.11 on but present in Debian 12's."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt
+    return crypt.crypt(password, crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1 << cost))
+
+
+def openssl(*argv):
+    subprocess.run(["openssl"] + list(argv), check=True, capture_output=True, timeout=30)
+
+
+def serve_tls_files(tmp, cost=10, extra_tls=""):
+    """A self-signed P-256 certificate for 127.0.0.1 and a web config with
+    one user: {"cert", "key", "config"} paths. Relative file names in the
+    config, as exporter-toolkit reads them (next to the config)."""
+    cert, key = os.path.join(tmp, "server.crt"), os.path.join(tmp, "server.key")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=sonde-test",
+            "-addext", "subjectAltName=IP:127.0.0.1")
+    config = os.path.join(tmp, "web.yml")
+    with open(config, "w") as f:
+        f.write("# sonde serve test\ntls_server_config:\n  cert_file: server.crt\n"
+                "  key_file: 'server.key'\n%sbasic_auth_users:\n  %s: %s\n"
+                % (extra_tls, SERVE_USER, bcrypt_hash(SERVE_PASSWORD, cost)))
+    return {"cert": cert, "key": key, "config": config}
+
+
+def curl(url, cert, *extra):
+    """curl -i over HTTPS trusting cert: (status, head text, body text)."""
+    done = subprocess.run(["curl", "-s", "-i", "--max-time", "10", "--cacert", cert] + list(extra)
+                          + [url], capture_output=True, timeout=20)
+    text = done.stdout.decode("utf-8", "replace").replace("\r\n", "\n")
+    head, _, body = text.partition("\n\n")
+    match = re.match(r"HTTP/\S+ (\d+)", head)
+    return (int(match.group(1)) if match else 0), head, body
+
+
+def https_request(host, port, context, path="/metrics", auth=None, conn=None):
+    """One GET over HTTPS (a new connection unless conn is given):
+    (seconds, status, body bytes)."""
+    import base64
+    import http.client
+    headers = {}
+    if auth:
+        headers["Authorization"] = "Basic " + base64.b64encode(auth.encode()).decode()
+    own = conn is None
+    t0 = time.monotonic()
+    if own:
+        conn = http.client.HTTPSConnection(host, port, context=context, timeout=10)
+    try:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        body = response.read()
+        return time.monotonic() - t0, response.status, body
+    finally:
+        if own:
+            conn.close()
+
+
+def serve_tls(sonde, sanitized):
+    """HTTPS with basic auth from a web config: the right credentials get
+    the counts of a known workload; a wrong password, no credentials and an
+    unknown user get 401; plain HTTP and TLS garbage on the port are turned
+    away without harm; bcrypt checks (cost 12 here, ~0.3 s each) run beside
+    the loop, so authenticated scrapes are not held up by them."""
+    import ssl
+    if not shutil.which("curl"):
+        return "SKIP", "no curl (tests/setup.sh installs it)"
+    tmp = tempfile.mkdtemp(prefix="sonde-tls-")
+    generator = os.path.join(tmp, "promread")
+    shutil.copy(build_tool("read_bursts"), generator)
+    web = serve_tls_files(tmp, cost=12)
+    proc, host, port = start_serve(sonde, ["--web.config.file", web["config"],
+                                           "-e", SERVE_READ_PROGRAM], sanitized)
+    try:
+        if not port:
+            return "FAIL", "sonde serve did not start\n" + indent(proc.stderr())
+        problems = []
+        if not any(line.startswith("Serving metrics on https://") for line in proc.stderr_lines):
+            problems.append("the banner does not say https")
+        big, big_count, small, small_count = SERVE_READS
+        subprocess.run([generator, str(big), str(big_count), str(small), str(small_count)],
+                       check=True, timeout=30)
+        url = "https://%s:%d/metrics" % (host, port)
+        user = "%s:%s" % (SERVE_USER, SERVE_PASSWORD)
+        t0 = time.monotonic()
+        status, _, body = curl(url, web["cert"], "-u", user)
+        first_ms = (time.monotonic() - t0) * 1000
+        reads = metric_lines(body, "sonde_reads_total")
+        if status != 200 or reads != {'{comm="promread"}': str(big_count + small_count)}:
+            problems.append("right credentials: status %d, sonde_reads_total %s (want %d)"
+                            % (status, reads, big_count + small_count))
+        for name, extra in (("wrong password", ["-u", SERVE_USER + ":nope"]),
+                            ("no credentials", []),
+                            ("unknown user", ["-u", "mallory:" + SERVE_PASSWORD]),
+                            ("not basic", ["-H", "Authorization: Bearer abc"])):
+            status, head, body = curl(url, web["cert"], *extra)
+            if status != 401 or 'WWW-Authenticate: Basic realm="sonde"' not in head \
+                    or "sonde_reads" in body:
+                problems.append("%s: status %d, head %r" % (name, status, head[:200]))
+        # plain HTTP to the TLS port: told so in plain HTTP, then closed
+        reply = serve_load.raw_exchange(host, port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        if serve_load.status_of(reply) != 400 or b"HTTPS" not in reply:
+            problems.append("plain HTTP to the TLS port: %r" % reply[:200])
+        # a TLS record of garbage: the connection is dropped
+        garbage = serve_load.raw_exchange(host, port, b"\x16\x03\x01\x00\x20" + b"\xff" * 32,
+                                          read_timeout=3)
+        if b"HTTP/" in garbage:
+            problems.append("TLS garbage got an HTTP answer: %r" % garbage[:100])
+
+        context = ssl.create_default_context(cafile=web["cert"])
+        # handshake cost: fresh connections for / (tiny), CPU time of sonde per connection
+        cpu_before = serve_load.cpu_seconds(proc.proc.pid)
+        fresh = [https_request(host, port, context, "/", user)[0] for _ in range(40)]
+        handshake_cpu_ms = (serve_load.cpu_seconds(proc.proc.pid) - cpu_before) * 1000 / 40
+        # scrape latency: on a kept-alive connection, and with a handshake each
+        import http.client
+        conn = http.client.HTTPSConnection(host, port, context=context, timeout=10)
+        kept = []
+        for _ in range(40):
+            elapsed, status, body = https_request(host, port, context, auth=user, conn=conn)
+            if status != 200 or b"sonde_reads_total" not in body:
+                problems.append("kept-alive scrape: status %d" % status)
+                break
+            kept.append(elapsed)
+        # new wrong passwords keep the checker busy (each a bcrypt); the
+        # authenticated scrapes meanwhile must not wait for them
+        checks = []
+
+        def wrong_passwords():
+            for i in range(3):
+                checks.append(https_request(host, port, context, auth="%s:wrong%d"
+                                            % (SERVE_USER, i)))
+        checker = threading.Thread(target=wrong_passwords, daemon=True)
+        checker.start()
+        during = []
+        time.sleep(0.05)
+        while checker.is_alive() and len(during) < 400:
+            elapsed, status, _ = https_request(host, port, context, auth=user, conn=conn)
+            if status != 200:
+                problems.append("scrape during checks: status %d" % status)
+                break
+            during.append(elapsed)
+            time.sleep(0.01)
+        checker.join(30)
+        conn.close()
+        if len(checks) != 3 or any(status != 401 for _, status, _ in checks):
+            problems.append("wrong passwords: %s" % [(round(t, 3), s) for t, s, _ in checks])
+        check_ms = serve_load.percentile([t for t, _, _ in checks], 0.5) * 1000
+        worst_ms = max(during or [0]) * 1000
+        if check_ms < 100:
+            problems.append("a wrong password answered in %.0f ms: was bcrypt run?" % check_ms)
+        if len(during) < 10 or worst_ms > check_ms / 2:
+            problems.append("%d scrapes during the checks, the slowest %.0f ms (a check: %.0f ms)"
+                            % (len(during), worst_ms, check_ms))
+        # the server still serves after all that
+        status, _, body = curl(url, web["cert"], "-u", user)
+        if status != 200:
+            problems.append("final scrape: status %d" % status)
+        problems += stop_serve(proc, sanitized)
+        details = ("first authenticated scrape %.0f ms (one bcrypt at cost 12); "
+                   "fresh TLS connection + GET / median %.2f ms, sonde CPU %.2f ms each; "
+                   "kept-alive TLS scrape median %.2f ms; wrong password (bcrypt) median %.0f ms; "
+                   "%d scrapes during 3 checks, slowest %.1f ms"
+                   % (first_ms, serve_load.percentile(fresh, 0.5) * 1000, handshake_cpu_ms,
+                      serve_load.percentile(kept, 0.5) * 1000, check_ms, len(during), worst_ms))
+        if problems:
+            return "FAIL", "\n".join(problems) + "\n" + details + "\nstderr:\n" + indent(
+                proc.stderr()[-3000:])
+        return "PASS", details
+    finally:
+        proc.kill()
+        proc.wait(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def serve_tls_client_certificates(sonde, sanitized):
+    """client_auth_type RequireAndVerifyClientCert with client_ca_file: a
+    client with a certificate from that CA is served, one without is
+    refused at the handshake; min_version TLS13 refuses a TLS 1.2 client."""
+    if not shutil.which("curl"):
+        return "SKIP", "no curl (tests/setup.sh installs it)"
+    tmp = tempfile.mkdtemp(prefix="sonde-mtls-")
+    client_cert, client_key = os.path.join(tmp, "client.crt"), os.path.join(tmp, "client.key")
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", client_key, "-out", client_cert, "-days", "2", "-subj", "/CN=scraper")
+    web = serve_tls_files(tmp, extra_tls="  client_ca_file: client.crt\n"
+                          "  client_auth_type: RequireAndVerifyClientCert\n  min_version: TLS13\n")
+    proc, host, port = start_serve(sonde, ["--web.config.file", web["config"], "-e",
+                                           SERVE_COUNT_PROGRAM], sanitized)
+    try:
+        if not port:
+            return "FAIL", "sonde serve did not start\n" + indent(proc.stderr())
+        url = "https://%s:%d/metrics" % (host, port)
+        user = "%s:%s" % (SERVE_USER, SERVE_PASSWORD)
+        got = {name: curl(url, web["cert"], "-u", user, *extra)[0] for name, extra in (
+            ("with a certificate", ["--cert", client_cert, "--key", client_key]),
+            ("without", []),
+            ("TLS 1.2", ["--tls-max", "1.2", "--cert", client_cert, "--key", client_key]))}
+        problems = [] if got == {"with a certificate": 200, "without": 0, "TLS 1.2": 0} else [
+            "statuses (0: refused at the handshake): %s" % got]
+        problems += stop_serve(proc, sanitized)
+        if problems:
+            return "FAIL", "\n".join(problems) + "\nstderr:\n" + indent(proc.stderr()[-2000:])
+        return "PASS", "statuses (0: refused at the handshake): %s" % got
+    finally:
+        proc.kill()
+        proc.wait(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def serve_prometheus_tls(sonde, sanitized):
+    return serve_prometheus(sonde, sanitized, tls=True)
+
+
+def serve_web_config_errors(sonde, sanitized):
+    """What a web config names is checked at start-up: each bad one stops
+    sonde serve with one located sentence and exit status 1, before the
+    program is compiled."""
+    tmp = tempfile.mkdtemp(prefix="sonde-webcfg-")
+    try:
+        web = serve_tls_files(tmp)
+        other_key = os.path.join(tmp, "other.key")
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-out", other_key)
+        locked_key = os.path.join(tmp, "locked.key")
+        openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                "-aes256", "-pass", "pass:secret", "-out", locked_key)
+        not_pem = os.path.join(tmp, "notes.txt")
+        with open(not_pem, "w") as f:
+            f.write("not a certificate\n")
+        cert = "tls_server_config:\n  cert_file: server.crt\n"
+        cases = [
+            ("key does not match", cert + "  key_file: other.key\n",
+             r"web\.yml:3: error: key_file %s does not match the certificate in cert_file %s$"
+             % (re.escape(other_key), re.escape(web["cert"]))),
+            ("key with a passphrase", cert + "  key_file: locked.key\n",
+             r"web\.yml:3: error: key_file \S+ holds no PEM private key sonde can use \(.*"
+             r"a key protected by a passphrase is not supported\)$"),
+            ("certificate missing", "tls_server_config:\n  cert_file: gone.crt\n"
+             "  key_file: server.key\n",
+             r"web\.yml:2: error: cert_file \S+/gone\.crt cannot be read: "
+             r"No such file or directory$"),
+            ("certificate not PEM", "tls_server_config:\n  cert_file: notes.txt\n"
+             "  key_file: server.key\n",
+             r"web\.yml:2: error: cert_file \S+ holds no PEM certificate sonde can use"),
+            ("no key", cert,
+             r"web\.yml:1: error: tls_server_config needs both cert_file and key_file$"),
+            ("CA without a policy", cert + "  key_file: server.key\n  client_ca_file: server.crt\n",
+             r"web\.yml:4: error: client_ca_file is set but no client_auth_type asks"),
+            ("verifying without a CA", cert + "  key_file: server.key\n"
+             "  client_auth_type: RequireAndVerifyClientCert\n",
+             r"web\.yml:4: error: client_auth_type RequireAndVerifyClientCert verifies client "
+             r"certificates: it needs client_ca_file$"),
+            ("unknown policy", cert + "  key_file: server.key\n  client_auth_type: Maybe\n",
+             r"web\.yml:4: error: client_auth_type 'Maybe' is none of"),
+            ("unknown version", cert + "  key_file: server.key\n  min_version: TLS14\n",
+             r"web\.yml:4: error: min_version is TLS10, TLS11, TLS12 or TLS13, not 'TLS14'$"),
+            ("versions crossed", cert + "  key_file: server.key\n  min_version: TLS13\n"
+             "  max_version: TLS12\n",
+             r"web\.yml:4: error: min_version TLS13 is above max_version TLS12$"),
+        ]
+        problems = []
+        for name, text, pattern in cases:
+            config = os.path.join(tmp, "web.yml")
+            with open(config, "w") as f:
+                f.write(text)
+            env = dict(os.environ, **(SANITIZER_ENV if sanitized else {}))
+            done = subprocess.run([sonde, "serve", "--listen", "127.0.0.1:0", "--web.config.file",
+                                   config, "-e", "BEGIN { exit(); }"],
+                                  capture_output=True, timeout=30, env=env)
+            lines = done.stderr.decode("utf-8", "replace").splitlines()
+            if done.returncode != 1 or len(lines) != 1 or not re.search(pattern, lines[0]):
+                problems.append("%s: exit %d, stderr %r" % (name, done.returncode, lines[:5]))
+        if problems:
+            return "FAIL", "\n".join(problems)
+        return "PASS", "%d bad web configs refused, each in one located sentence" % len(cases)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run_serve(report, args, binaries, testing_bpftrace):
     if testing_bpftrace:
         return
@@ -2919,7 +3217,11 @@ def run_serve(report, args, binaries, testing_bpftrace):
              ("serve/promtool-accepts-every-kind", serve_promtool, True),
              ("serve/pages-and-10000-keys", serve_pages, True),
              ("serve/tool-by-name", serve_tool, True),
-             ("serve/abuse-while-tracing", serve_abuse, True)]
+             ("serve/abuse-while-tracing", serve_abuse, True),
+             ("serve/tls-basic-auth", serve_tls, True),
+             ("serve/tls-client-certificates", serve_tls_client_certificates, False),
+             ("serve/prometheus-over-tls", serve_prometheus_tls, False),
+             ("serve/web-config-errors", serve_web_config_errors, True)]
     for binary, label, sanitized in binaries:
         for name, test, both_builds in tests:
             full = "%s[%s]" % (name, label)

@@ -615,7 +615,8 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	if (state.server) {
 		event_loop_set_batch_budget(state.events, RUN_SERVE_BATCH_NS);
 		server_set_metrics(state.server, state.metrics);
-		fprintf(stderr, "Serving metrics on http://%s/metrics\n", server_address(state.server));
+		fprintf(stderr, "Serving metrics on %s://%s/metrics\n", server_scheme(state.server),
+			server_address(state.server));
 	}
 	run_release_child(&state, true);
 

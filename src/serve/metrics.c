@@ -116,6 +116,8 @@ void serve_options_free(struct serve_options *options)
 	}
 	free(options->labels.items);
 	memset(&options->labels, 0, sizeof(options->labels));
+	web_config_free(options->web);
+	options->web = NULL;
 }
 
 /* ---- families ---- */
