@@ -252,7 +252,7 @@ def run_unit(report, args):
 # --------------------------------------------------------------------------
 # Runtime cases: parsing
 
-LIST_KEYS = ("env", "needs")
+LIST_KEYS = ("env", "needs", "lines")
 BLOCK_KEYS = ("prog", "script", "stdin", "stdout", "stderr")
 SCALAR_KEYS = ("prog", "script", "args", "opts", "posargs", "run", "target", "start",
                "stop", "match", "exit", "timeout", "flags", "output", "stdin",
@@ -268,6 +268,7 @@ class Case:
         self.fields = {}
         self.env = []
         self.needs = []
+        self.lines = []    # "N REGEX": exactly N stdout lines match REGEX
         self.stdout = []   # list of (kind, text): kind in "|~!"
         self.stderr = []
 
@@ -520,6 +521,11 @@ def case_problems(case, code, timed_out, stdout, stderr, values, sanitized):
     error = match_lines(case.stderr, stderr, False, values)
     if error:
         problems.append("stderr: " + error)
+    for count_and_pattern in case.lines:
+        wanted, pattern = count_and_pattern.split(" ", 1)
+        found = sum(1 for line in stdout.split("\n") if re.search(pattern, line))
+        if found != int(wanted):
+            problems.append("stdout: %d lines match %r, expected %s" % (found, pattern, wanted))
     if sanitized and SANITIZER_RE.search(stderr):
         problems.append("sanitizer report in stderr")
     return problems

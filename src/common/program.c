@@ -39,8 +39,10 @@ void probe_program_free(struct probe_program *probe)
 
 void program_free(struct program *program)
 {
-	for (int i = 0; i < program->maps.count; i++)
+	for (int i = 0; i < program->maps.count; i++) {
 		free(program->maps.items[i].name);
+		free(program->maps.items[i].sized_by);
+	}
 	free(program->maps.items);
 	for (int i = 0; i < program->events.count; i++)
 		event_desc_clear(&program->events.items[i]);

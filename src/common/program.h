@@ -99,6 +99,9 @@ struct map_desc {
 	uint32_t key_size;
 	uint32_t value_size;       /* per CPU for per-CPU maps */
 	uint32_t max_entries;
+	char *sized_by;            /* what sets max_entries, named in "raise ..." advice when
+				    * the map is full ("SONDE_MAX_MAP_ENTRIES", a tool's
+				    * "--stack-storage-size"); NULL for fixed sizes */
 	int fd;                    /* set by the runtime; -1 before */
 };
 
