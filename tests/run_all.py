@@ -268,7 +268,7 @@ class Case:
         self.fields = {}
         self.env = []
         self.needs = []
-        self.lines = []    # "N REGEX": exactly N stdout lines match REGEX
+        self.lines = []    # "N REGEX" / "N-M REGEX": how many stdout lines match REGEX
         self.stdout = []   # list of (kind, text): kind in "|~!"
         self.stderr = []
 
@@ -523,8 +523,9 @@ def case_problems(case, code, timed_out, stdout, stderr, values, sanitized):
         problems.append("stderr: " + error)
     for count_and_pattern in case.lines:
         wanted, pattern = count_and_pattern.split(" ", 1)
+        low, _, high = wanted.partition("-")
         found = sum(1 for line in stdout.split("\n") if re.search(pattern, line))
-        if found != int(wanted):
+        if not int(low) <= found <= int(high or low):
             problems.append("stdout: %d lines match %r, expected %s" % (found, pattern, wanted))
     if sanitized and SANITIZER_RE.search(stderr):
         problems.append("sanitizer report in stderr")
