@@ -26,6 +26,7 @@ void event_desc_clear(struct event_desc *event)
 	free(event->unit);
 	free(event->trailer);
 	free(event->extra_map_ids);
+	free(event->match);
 	memset(event, 0, sizeof(*event));
 }
 

@@ -105,6 +105,10 @@ struct map_desc {
 	int fd;                    /* set by the runtime; -1 before */
 };
 
+/* Delimits the part of a printf_matching() format whose text is matched
+ * (trace -f: the message, not the columns); never printed. */
+#define MESSAGE_MARK '\x1f'
+
 /* Records up to this size are built on the BPF stack; bigger ones in the
  * per-CPU scratch map (MAP_ROLE_SCRATCH). */
 #define EVENT_STACK_RECORD_MAX 256
@@ -165,6 +169,9 @@ struct event_desc {
 	int *extra_map_ids;         /* PRINT_TOP: maps whose values for the same key follow */
 	int extra_map_count;
 	int stack_style;            /* PRINT_STACKS: STACK_STYLE_* bits */
+	char *match;                /* printf_matching(): the line is printed only when the
+				     * text between the format's two MESSAGE_MARK bytes
+				     * holds this; NULL for every other event */
 	struct src_loc loc;         /* the call, for runtime messages */
 };
 

@@ -2358,6 +2358,30 @@ void check_row(struct sema *sema, struct node *call)
 	event->field_names = field_names;
 }
 
+/* printf_matching("text", "format", args...): printf, for a line shown only
+ * when the part of it between two \x1f bytes of the format holds "text"
+ * (trace -f); the runtime decides, once the line is formatted. */
+void check_printf_matching(struct sema *sema, struct node *call)
+{
+	struct node *needle = call->args;
+	call->type = type_void();
+	check_expr(sema, needle);
+	if (needle->kind != NODE_STRING) {
+		error_at(sema, needle->loc, "printf_matching() needs a string literal to match");
+		return;
+	}
+	struct event_desc *event = check_format_call(sema, call, needle->next, EVENT_PRINTF);
+	if (!event)
+		return;
+	const char *mark = strchr(event->format, MESSAGE_MARK);
+	if (!mark || !strchr(mark + 1, MESSAGE_MARK)) {
+		error_at(sema, needle->next->loc, "printf_matching() needs the matched part of its "
+			 "format between two \\x1f bytes");
+		return;
+	}
+	event->match = xstrdup(needle->string_value);
+}
+
 /* A whole map for print_top and the histogram printers; NULL when not one. */
 static struct map_desc *check_printed_map(struct sema *sema, struct node *call)
 {

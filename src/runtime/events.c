@@ -292,6 +292,26 @@ static void events_warn_bad_record(struct event_loop *loop, const char *why)
 	loop->warned_bad_record = true;
 }
 
+/* printf_matching(): whether the text between the two MESSAGE_MARK bytes
+ * holds needle; the marks are taken out of the line. A mark produced by an
+ * argument (a string holding 0x1f) ends the part early, which only makes a
+ * line less likely to be kept. */
+static bool events_keep_match(struct strbuf *text, const char *needle)
+{
+	char *start = text->data ? memchr(text->data, MESSAGE_MARK, text->length) : NULL;
+	char *end = start ? memchr(start + 1, MESSAGE_MARK, text->length - (size_t)(start + 1 - text->data))
+			  : NULL;
+	if (!end)
+		return false;
+	size_t length = (size_t)(end - start - 1);
+	bool found = memmem(start + 1, length, needle, strlen(needle)) != NULL;
+	/* the marks out: the part moves left one byte, the rest two */
+	memmove(start, start + 1, length);
+	memmove(end - 1, end + 1, text->length - (size_t)(end + 1 - text->data) + 1);
+	text->length -= 2;
+	return found;
+}
+
 static int events_handle(void *context, void *data, size_t size)
 {
 	struct event_loop *loop = context;
@@ -328,6 +348,8 @@ static int events_handle(void *context, void *data, size_t size)
 	case EVENT_PRINTF:
 		strbuf_reset(&loop->text);
 		format_event(&loop->text, event, record);
+		if (event->match && !events_keep_match(&loop->text, event->match))
+			break;
 		events_emit(loop, "printf", loop->text.data ? loop->text.data : "",
 			    loop->text.length);
 		break;
