@@ -2154,6 +2154,13 @@ struct value generate_signal_name(struct codegen *gen, struct node *call) { retu
 struct value generate_errno_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
+/* printf_matching(): printf after the text to match. */
+struct value generate_printf_matching(struct codegen *gen, struct node *call)
+{
+	send_event(gen, call, call->args->next->next);
+	return value_none();
+}
+
 /* row(): like printf, the values after the names and the format. */
 struct value generate_row(struct codegen *gen, struct node *call)
 {

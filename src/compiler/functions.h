@@ -66,6 +66,7 @@ struct function_def {
 	X(errno_name, 1, 1, false, false)     \
 	X(softirq_name, 1, 1, false, false)   \
 	X(row, 2, -1, false, false)           \
+	X(printf_matching, 2, -1, false, false) \
 	X(print_log2_hist, 2, 5, false, false) \
 	X(print_linear_hist, 2, 5, false, false) \
 	X(print_top, 3, -1, false, false)     \

@@ -71,10 +71,19 @@ static int count_list(const struct node *list)
 
 /* ---- maps ---- */
 
-/* SONDE_MAX_MAP_ENTRIES is parsed (and refused when malformed) by main.c */
-static uint32_t max_map_entries(const struct sema *sema)
+/* A tool's size for this map, else SONDE_MAX_MAP_ENTRIES (parsed, and
+ * refused when malformed, by main.c), else bpftrace's default. */
+static void size_map(const struct sema *sema, struct map_desc *map)
 {
-	return sema->options->max_map_entries ? sema->options->max_map_entries : MAX_MAP_ENTRIES;
+	const struct map_size *size = compile_options_map_size(sema->options, map->name);
+	if (size) {
+		map->max_entries = size->entries;
+		map->sized_by = xstrdup(size->option);
+		return;
+	}
+	map->max_entries = sema->options->max_map_entries ? sema->options->max_map_entries
+							  : MAX_MAP_ENTRIES;
+	map->sized_by = xstrdup("SONDE_MAX_MAP_ENTRIES");
 }
 
 static struct map_desc *map_for(struct sema *sema, struct node *map_node)
@@ -92,8 +101,8 @@ static struct map_desc *map_for(struct sema *sema, struct node *map_node)
 		.name = xstrdup(map_node->name),
 		.role = MAP_ROLE_USER,
 		.fd = -1,
-		.max_entries = max_map_entries(sema),
 	};
+	size_map(sema, &map);
 	vec_push(&program->maps, map);
 	while (sema->map_first_use.count <= map.id)
 		vec_push(&sema->map_first_use, map_node->loc);
@@ -2363,6 +2372,30 @@ void check_row(struct sema *sema, struct node *call)
 					      "value");
 	event = &sema->program->events.items[call->event_id - 1];
 	event->field_names = field_names;
+}
+
+/* printf_matching("text", "format", args...): printf, for a line shown only
+ * when the part of it between two \x1f bytes of the format holds "text"
+ * (trace -f); the runtime decides, once the line is formatted. */
+void check_printf_matching(struct sema *sema, struct node *call)
+{
+	struct node *needle = call->args;
+	call->type = type_void();
+	check_expr(sema, needle);
+	if (needle->kind != NODE_STRING) {
+		error_at(sema, needle->loc, "printf_matching() needs a string literal to match");
+		return;
+	}
+	struct event_desc *event = check_format_call(sema, call, needle->next, EVENT_PRINTF);
+	if (!event)
+		return;
+	const char *mark = strchr(event->format, MESSAGE_MARK);
+	if (!mark || !strchr(mark + 1, MESSAGE_MARK)) {
+		error_at(sema, needle->next->loc, "printf_matching() needs the matched part of its "
+			 "format between two \\x1f bytes");
+		return;
+	}
+	event->match = xstrdup(needle->string_value);
 }
 
 /* A whole map for print_top and the histogram printers; NULL when not one. */
