@@ -55,6 +55,7 @@ struct tool_option {
 	char *default_text;         /* NULL: the macro is left undefined unless given */
 	char *choices;              /* TOOL_VALUE_CHOICE: "ext4,btrfs,xfs" */
 	char *help;
+	bool is_fixed;              /* set by the alias (ext4slower's -t): not shown, not given */
 };
 
 /* One alternative of an event source: the probe, and the macro defined when
@@ -92,6 +93,11 @@ struct tool_header {
 	char *picture_title;
 	char *picture_count_name;
 	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
+	/* `alias: TOOL ARGS`: this tool is TOOL run with ARGS first (ext4slower
+	 * is `fsslower -t ext4`); its header is TOOL's, under this tool's name,
+	 * with this file's summary and examples when it has them */
+	char *alias_of;
+	char *alias_args;
 };
 
 /* One value given on the command line, under its option's macro name. */
