@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/names.h"
 #include "../kernel/btf.h"
 #include "../probes/provider.h"
 #include "generator.h"
@@ -64,6 +65,7 @@ static const struct {
 } value_kinds[] = {
 	{ "flag", TOOL_VALUE_FLAG },
 	{ "int", TOOL_VALUE_INT },
+	{ "errno", TOOL_VALUE_ERRNO },
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
 	{ "list", TOOL_VALUE_LIST },
@@ -86,8 +88,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		if (strcmp(value_kinds[i].name, kind) == 0)
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
-		*error = xasprintf("unknown option kind '%s' (flag, int, pid, string, list, choice"
-				   " or specs)", kind);
+		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, list,"
+				   " choice or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -543,6 +545,18 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 				break;
 			}
 			run->watch_pid = (pid_t)number;
+		}
+		add_macro(run, option->macro, NULL, xasprintf("%lld", number));
+		break;
+	case TOOL_VALUE_ERRNO:
+		if (!text)
+			break;
+		number = errno_number_of(text);
+		if (number < 0 && (!parse_whole_number(text, &number) || number < 0 || number >= 4096)) {
+			*error = xasprintf("%s needs an error name (ENOENT) or number, not '%s'", spelling,
+					   text);
+			status = -EINVAL;
+			break;
 		}
 		add_macro(run, option->macro, NULL, xasprintf("%lld", number));
 		break;

@@ -36,6 +36,7 @@ extern const struct tool tool_table[];
 enum tool_value_kind {
 	TOOL_VALUE_FLAG,    /* no argument: the macro is 1 when given, else 0 */
 	TOOL_VALUE_INT,     /* a whole number */
+	TOOL_VALUE_ERRNO,   /* an error: its name (ENOENT) or its number; the macro is the number */
 	TOOL_VALUE_PID,     /* a process that must exist; the tool ends when it exits */
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
