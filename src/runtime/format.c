@@ -641,22 +641,63 @@ void format_event(struct strbuf *sb, const struct event_desc *event, const void 
 	}
 }
 
+/* "NAME/100": an integer in hundredths, printed 12.34; the divisor (a
+ * power of ten), and *length cut to NAME. 0 for any other name. */
+static int64_t json_fixed_point(const char *name, size_t *length)
+{
+	const char *slash = memchr(name, '/', *length);
+	if (!slash || slash == name)
+		return 0;
+	int64_t divisor = 1;
+	for (const char *p = slash + 1; p < name + *length; p++) {
+		if (*p != (p == slash + 1 ? '1' : '0') || divisor > 1000000000)
+			return 0;
+		divisor = p == slash + 1 ? 1 : divisor * 10;
+	}
+	if (divisor == 1)
+		return 0;
+	*length = (size_t)(slash - name);
+	return divisor;
+}
+
+static void format_json_fixed_point(struct strbuf *sb, int64_t value, int64_t divisor)
+{
+	int digits = 0;
+	for (int64_t d = divisor; d > 1; d /= 10)
+		digits++;
+	uint64_t magnitude = value < 0 ? -(uint64_t)value : (uint64_t)value;
+	strbuf_printf(sb, "%s%llu.%0*llu", value < 0 ? "-" : "",
+		      (unsigned long long)(magnitude / (uint64_t)divisor), digits,
+		      (unsigned long long)(magnitude % (uint64_t)divisor));
+}
+
 /*
  * row() and the tool printers in JSON: each value under its name, numbers
  * as numbers, strings escaped, named integers (syscall_name() ...) as their
  * names. Names missing from field_names (never, from the compiler) are vN.
+ * A name "-" is text only (tcptop's padding): no JSON field. A name
+ * "NAME/100" is an integer in hundredths, under NAME as 12.34 (a ratio the
+ * text prints as "%d.%02d", since the kernel side has no floating point).
  */
 void format_json_fields(struct strbuf *sb, const struct event_desc *event, const void *record)
 {
 	const char *names = event->field_names ? event->field_names : "";
 	const char *bytes = record;
+	int fields = 0;
 
 	for (int i = 0; i < event->arg_count; i++) {
 		const struct event_arg *arg = &event->args[i];
 		size_t length = strcspn(names, " ");
 		/* a last name "args...": this value and the rest, as one array */
 		bool gathers = length > 3 && strncmp(names + length - 3, "...", 3) == 0;
-		if (i)
+		if (length == 1 && names[0] == '-') {
+			names += length;
+			while (*names == ' ')
+				names++;
+			continue;
+		}
+		int64_t divisor = arg->type->kind == TYPE_INT ? json_fixed_point(names, &length) : 0;
+		if (fields++)
 			strbuf_puts(sb, ", ");
 		if (length) {
 			format_json_string(sb, names, gathers ? length - 3 : length);
@@ -668,22 +709,26 @@ void format_json_fields(struct strbuf *sb, const struct event_desc *event, const
 		if (gathers) {
 			/* empty strings (unused slots) are left out */
 			strbuf_puts(sb, ": [");
-			for (int j = i, written = 0; j < event->arg_count; j++) {
+			for (int j = i, elements = 0; j < event->arg_count; j++) {
 				const struct event_arg *rest = &event->args[j];
 				if (rest->type->kind == TYPE_STRING && !*(bytes + rest->offset))
 					continue;
-				if (written++)
+				if (elements++)
 					strbuf_puts(sb, ", ");
 				format_value(sb, rest->type, bytes + rest->offset, true);
 			}
 			strbuf_putc(sb, ']');
 			return;
 		}
-		names += length;
+		names += strcspn(names, " ");
 		while (*names == ' ')
 			names++;
 		strbuf_puts(sb, ": ");
-		if (arg->conversion == ARG_STRFTIME) {
+		if (divisor) {
+			int64_t value = 0;
+			memcpy(&value, bytes + arg->offset, sizeof(value));
+			format_json_fixed_point(sb, value, divisor);
+		} else if (arg->conversion == ARG_STRFTIME) {
 			struct strbuf text;
 			strbuf_init(&text);
 			format_strftime_arg(&text, arg, bytes + arg->offset);
