@@ -596,6 +596,51 @@ static void format_join(struct strbuf *sb, const struct event_desc *event, const
 	}
 }
 
+/* The index of row()'s gathering name ("args..." or, quoted, "\"args\"..."),
+ * or -1 when there is none. */
+static int gathered_from(const struct event_desc *event, bool *quoted)
+{
+	const char *names = event->kind == EVENT_ROW && event->field_names ? event->field_names : "";
+	for (int i = 0; *names; i++) {
+		size_t length = strcspn(names, " ");
+		if (length > 3 && strncmp(names + length - 3, "...", 3) == 0) {
+			*quoted = names[0] == '"';
+			return i;
+		}
+		names += length;
+		while (*names == ' ')
+			names++;
+	}
+	return -1;
+}
+
+/*
+ * The gathered values of a row in text, as libbpf-tools' execsnoop prints
+ * its arguments: each one that is not an empty string (an unused slot),
+ * followed by a space; quoted ("a\"b") for a quoted name.
+ */
+static void format_gathered(struct strbuf *sb, const struct event_desc *event, const char *bytes,
+			    int from, bool quoted)
+{
+	for (int j = from; j < event->arg_count; j++) {
+		const struct event_arg *arg = &event->args[j];
+		if (arg->type->kind == TYPE_STRING && !*(bytes + arg->offset))
+			continue;
+		struct strbuf value;
+		strbuf_init(&value);
+		format_value(&value, arg->type, bytes + arg->offset, false);
+		if (quoted)
+			strbuf_putc(sb, '"');
+		for (size_t k = 0; k < value.length; k++) {
+			if (quoted && value.data[k] == '"')
+				strbuf_putc(sb, '\\');
+			strbuf_putc(sb, value.data[k]);
+		}
+		strbuf_puts(sb, quoted ? "\" " : " ");
+		strbuf_free(&value);
+	}
+}
+
 void format_event(struct strbuf *sb, const struct event_desc *event, const void *record)
 {
 	const char *bytes = record;
@@ -628,15 +673,27 @@ void format_event(struct strbuf *sb, const struct event_desc *event, const void 
 		strbuf_puts(sb, event->format);
 		return;
 	}
+	bool quoted = false;
+	int gathered = gathered_from(event, &quoted);
 	int next_arg = 0;
 	for (int i = 0; i < pieces->count; i++) {
 		const struct format_piece *piece = &pieces->items[i];
+		/* from the gathered value on, the format's text between the
+		 * conversions gives way to format_gathered(); what follows the
+		 * last one (the newline) is kept */
 		if (!piece->is_conversion) {
-			strbuf_puts(sb, piece->text);
+			if (gathered < 0 || next_arg <= gathered || next_arg >= event->arg_count)
+				strbuf_puts(sb, piece->text);
 			continue;
 		}
 		if (next_arg >= event->arg_count)
 			break;
+		if (next_arg == gathered)
+			format_gathered(sb, event, bytes, gathered, quoted);
+		if (gathered >= 0 && next_arg >= gathered) {
+			next_arg++;
+			continue;
+		}
 		format_one_arg(sb, piece, &event->args[next_arg++], bytes);
 	}
 }
@@ -699,7 +756,9 @@ void format_json_fields(struct strbuf *sb, const struct event_desc *event, const
 		int64_t divisor = arg->type->kind == TYPE_INT ? json_fixed_point(names, &length) : 0;
 		if (fields++)
 			strbuf_puts(sb, ", ");
-		if (length) {
+		if (gathers && names[0] == '"' && length > 5) {
+			format_json_string(sb, names + 1, length - 5);  /* "args"... */
+		} else if (length) {
 			format_json_string(sb, names, gathers ? length - 3 : length);
 		} else {
 			char fallback[16];

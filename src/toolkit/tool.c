@@ -104,6 +104,17 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		option->choices = xstrdup(choices);
 		used += more;
 	}
+	if (option->kind == TOOL_VALUE_INT && strstr(text + used, "..")) {
+		/* "MACRO int LO..HI [default]" */
+		int more = 0;
+		if (sscanf(text + used, "%lld..%lld %n", &option->range_low, &option->range_high,
+			   &more) < 2 || option->range_low > option->range_high) {
+			*error = xasprintf("'%s': a range is 'MACRO int LO..HI [default]'", text);
+			return -EINVAL;
+		}
+		option->has_range = true;
+		used += more;
+	}
 	if (text[used])
 		option->default_text = trimmed(text + used, text + strlen(text));
 	return 0;
@@ -535,6 +546,12 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			*error = xasprintf("%s needs %s, not '%s'", spelling,
 					   option->kind == TOOL_VALUE_PID ? "a process id" : "a whole number",
 					   text);
+			status = -EINVAL;
+			break;
+		}
+		if (option->has_range && (number < option->range_low || number > option->range_high)) {
+			*error = xasprintf("%s must be from %lld to %lld, not %lld", spelling,
+					   option->range_low, option->range_high, number);
 			status = -EINVAL;
 			break;
 		}

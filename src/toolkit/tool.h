@@ -57,6 +57,8 @@ struct tool_option {
 	char *choices;              /* TOOL_VALUE_CHOICE: "ext4,btrfs,xfs" */
 	char *help;
 	bool is_fixed;              /* set by the alias (ext4slower's -t): not shown, not given */
+	bool has_range;             /* TOOL_VALUE_INT written `int LO..HI`: a value must be in it */
+	long long range_low, range_high;
 };
 
 /* One alternative of an event source: the probe, and the macro defined when
