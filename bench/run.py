@@ -9,6 +9,7 @@ binaries on the real kernel. The same numbers go to bench/results/latest.json.
     sudo python3 bench/run.py            full run (under 15 minutes)
     sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
+    sudo python3 bench/run.py --only tools --tools execsnoop
 
 The groups (see bench/README.md for what each one means):
 
@@ -760,11 +761,12 @@ def tool_kernel_cost(name, column, command, pattern, kind, count, workload, dd_f
     return (run_time / events if events else None), sample
 
 
-def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
+def bench_tools(reps, kernel_reps, workload, workdir, results, quick, names=None):
     """Start-up to tracing and peak RSS of sonde's tools against
     libbpf-tools' and bpftrace's, and the kernel cost per event of sonde's
     against libbpf-tools'. One row per comparison; a tool sonde does not
-    have yet is a note."""
+    have yet is a note. names: the tools to run (all of TOOL_BENCH when
+    None)."""
     xlated_dir = os.path.join(RESULTS_DIR, "xlated")
     os.makedirs(xlated_dir, exist_ok=True)
     for old in os.listdir(xlated_dir):
@@ -773,6 +775,8 @@ def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
     dd_file = None
     details = {}
     for name, _, kind in TOOL_BENCH:
+        if names is not None and name not in names:
+            continue
         if not sonde_has_tool(name):
             results.note("tools", name, "skipped: sonde has no %s yet" % name)
             log("  tools %s skipped (sonde %s --help fails)" % (name, name))
@@ -1376,7 +1380,14 @@ def main():
     parser.add_argument("--only",
                         default="startup,kernel,dd,delivery,footprint,tools,profile,scale,serve,usdt",
                         help="comma-separated groups to run")
+    parser.add_argument("--tools", metavar="NAMES",
+                        help="comma-separated tools of the tools group (default: all of %s)"
+                        % ",".join(t[0] for t in TOOL_BENCH))
     args = parser.parse_args()
+    tool_names = args.tools.split(",") if args.tools else None
+    unknown = set(tool_names or []) - set(t[0] for t in TOOL_BENCH)
+    if unknown:
+        sys.exit("bench: --tools: no tools benchmark for %s" % ", ".join(sorted(unknown)))
     if os.geteuid() != 0:
         sys.exit("bench: must run as root")
     groups = args.only.split(",")
@@ -1407,7 +1418,7 @@ def main():
         if "tools" in groups:
             log("tools")
             bench_tools(2 if args.quick else 5, 2 if args.quick else 3, workload, workdir,
-                        results, args.quick)
+                        results, args.quick, tool_names)
         if "profile" in groups:
             log("profile")
             bench_profile(1 if args.quick else 3, workdir, results, args.quick)

@@ -319,6 +319,120 @@ static void send_record(struct codegen *gen, struct helper_arg record, int size)
 	ir_label(&gen->fn, sent);
 }
 
+/*
+ * Record arguments that are strings, tuples or 64-bit integers kept in a
+ * map (`@m[k]`, `@m[k].N`) go from the map value to the record without a stop on the
+ * stack. Arguments naming the same element share one lookup, and a run of
+ * them lying side by side in both the value and the record is one
+ * bpf_probe_read_kernel(): execsnoop's twenty arguments are one copy. A
+ * missing element reads as zeros: the pointer is then 0 (plus the field's
+ * offset), an address the helper refuses, and it clears its destination
+ * when it fails.
+ */
+struct map_copy {
+	const struct node *map;   /* the element's NODE_MAP; NULL: no run pending */
+	int pointer;              /* its value's address, or 0 when it is missing */
+	int src_offset, dst_offset, size;
+};
+
+/* A key that cannot change between two arguments of one record. */
+static bool is_stable_key(const struct node *key)
+{
+	static const char *const stable[] = { "pid", "tid", "uid", "gid", "cpu", "cgroup" };
+	if (key->is_constant && key->type && key->type->kind == TYPE_INT)
+		return true;
+	if (key->kind != NODE_BUILTIN)
+		return false;
+	for (size_t i = 0; i < sizeof(stable) / sizeof(stable[0]); i++)
+		if (strcmp(key->name, stable[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool same_element(const struct node *a, const struct node *b)
+{
+	if (a->map_id != b->map_id)
+		return false;
+	const struct node *x = a->args, *y = b->args;
+	for (; x && y; x = x->next, y = y->next) {
+		if (x->is_constant != y->is_constant || x->kind != y->kind)
+			return false;
+		if (x->is_constant ? x->const_value != y->const_value : strcmp(x->name, y->name) != 0)
+			return false;
+	}
+	return !x && !y;
+}
+
+/* The map element `arg` reads from, with the field's offset in its value,
+ * when the argument can be copied straight from the map into `slot`. */
+static const struct node *map_copy_source(struct codegen *gen, const struct node *arg,
+					  const struct type *slot, int *src_offset)
+{
+	const struct node *map_node = arg->kind == NODE_TUPLE_INDEX ? arg->lhs : arg;
+	/* integers only when nothing converts them: 8 bytes both sides */
+	if (map_node->kind != NODE_MAP || !type_equal(arg->type, slot) ||
+	    (arg->type->kind == TYPE_INT && arg->type->size != 8) || arg->type->kind == TYPE_POINTER)
+		return NULL;
+	const struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+	if (type_is_aggregation(map->value_type))
+		return NULL;
+	for (const struct node *key = map_node->args; key; key = key->next)
+		if (!is_stable_key(key))
+			return NULL;
+	*src_offset = arg->kind == NODE_TUPLE_INDEX
+			      ? map->value_type->fields[arg->int_value].offset : 0;
+	if (*src_offset + round8(arg->type->size) > (int)map->value_size)
+		return NULL;
+	return map_node;
+}
+
+static void map_copy_flush(struct codegen *gen, struct map_copy *copy, int base)
+{
+	if (!copy->map)
+		return;
+	int dst = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, dst, base);
+	ir_alu_imm(&gen->fn, BPF_ADD, dst, copy->dst_offset);
+	int src = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, src, copy->pointer);
+	ir_alu_imm(&gen->fn, BPF_ADD, src, copy->src_offset);
+	struct helper_arg args[3] = { ARG_REG(dst), ARG_IMM(copy->size), ARG_REG(src) };
+	call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+	copy->map = NULL;
+}
+
+/* Copies `arg` from its map element into the record at dst_offset, joining
+ * the pending run when it continues it. */
+static void map_copy_add(struct codegen *gen, struct map_copy *copy, int base,
+			 const struct node *map_node, int src_offset, int dst_offset, int size,
+			 int *pointers, const struct node **elements, int *element_count)
+{
+	int pointer = -1;
+	for (int i = 0; i < *element_count; i++)
+		if (same_element(elements[i], map_node))
+			pointer = pointers[i];
+	if (pointer < 0) {
+		struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+		int key = gen_map_key(gen, (struct node *)map_node, map);
+		int found = map_lookup(gen, map->id, key);
+		/* a null-checked copy, so the verifier lets the offset be added */
+		pointer = const_reg(gen, 0);
+		int missing = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, found, 0, missing);
+		ir_mov(&gen->fn, pointer, found);
+		ir_label(&gen->fn, missing);
+		pointers[*element_count] = pointer;
+		elements[(*element_count)++] = map_node;
+	}
+	if (copy->map && copy->pointer == pointer && copy->src_offset + copy->size == src_offset &&
+	    copy->dst_offset + copy->size == dst_offset) {
+		copy->size += size;
+		return;
+	}
+	map_copy_flush(gen, copy, base);
+	*copy = (struct map_copy){ map_node, pointer, src_offset, dst_offset, size };
+}
+
 /* A record with the event index and the values of `arg_nodes` at the
  * offsets sema chose. */
 static void send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
@@ -342,8 +456,20 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 	 * (store_value pads strings), so no stale byte reaches user space */
 	ir_store_imm(&gen->fn, 8, base, (int16_t)record, call->event_id - 1);
 	struct node *arg = arg_nodes;
+	struct map_copy copy = { 0 };
+	int pointers[event->arg_count + 1];
+	const struct node *elements[event->arg_count + 1];
+	int element_count = 0;
 	for (int i = 0; i < event->arg_count && arg; i++, arg = arg->next) {
 		int watermark = gen->fn.stack_size;
+		int src_offset;
+		const struct node *map_node = map_copy_source(gen, arg, event->args[i].type, &src_offset);
+		if (map_node) {
+			map_copy_add(gen, &copy, base, map_node, src_offset, record + event->args[i].offset,
+				     round8(arg->type->size), pointers, elements, &element_count);
+			gen->fn.stack_size = watermark;
+			continue;
+		}
 		struct value value = arg->kind == NODE_CALL && strcmp(arg->name, "strftime") == 0
 					     ? gen_expr(gen, arg->args->next)
 					     : gen_expr(gen, arg);
@@ -351,6 +477,7 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 		/* the argument is in the record now: its temporaries are free */
 		gen->fn.stack_size = watermark;
 	}
+	map_copy_flush(gen, &copy, base);
 	if (!in_scratch) {
 		send_record(gen, ARG_STACK(record), event->record_size);
 		return;
@@ -1129,14 +1256,38 @@ static struct value gen_ternary(struct codegen *gen, struct node *node)
 	return scalar ? value_reg(result_reg, node->type) : value_stack(result_offset, node->type);
 }
 
+static bool is_str_read(const struct node *node);
+static void str_read_into(struct codegen *gen, struct node *call, int offset);
+static void str_read(struct codegen *gen, struct node *call, int address, int offset);
+
+/* Every field is written in full (store_value pads), so only the bytes
+ * between fields need zeroing; a str() element reads straight into its
+ * field rather than into a temporary copied there (execsnoop's tuple of
+ * twenty arguments). */
 static struct value gen_tuple(struct codegen *gen, struct node *node)
 {
 	int offset = stack_alloc(gen, node->type->size);
-	zero_stack(gen, offset, node->type->size);
+	int covered = 0;
+	for (int i = 0; i < node->type->field_count; i++) {
+		struct type_field *field = &node->type->fields[i];
+		for (int at = covered & ~7; at < (field->offset & ~7); at += 8)
+			ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
+		int end = field->offset + round8(type_storage_size(field->type));
+		if (end > covered)
+			covered = end;
+	}
+	for (int at = covered; at < round8(node->type->size); at += 8)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
 	int index = 0;
 	for (struct node *element = node->args; element; element = element->next, index++) {
 		struct type_field *field = &node->type->fields[index];
-		store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset, field->type);
+		int watermark = gen->fn.stack_size;
+		if (is_str_read(element) && type_equal(element->type, field->type))
+			str_read_into(gen, element, offset + field->offset);
+		else
+			store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset,
+				    field->type);
+		gen->fn.stack_size = watermark;
 	}
 	return value_stack(offset, node->type);
 }
@@ -1648,7 +1799,29 @@ struct value generate_str(struct codegen *gen, struct node *call)
 		store_value(gen, value, BPF_REG_10, offset, call->type);
 		return value_stack(offset, call->type);
 	}
-	int address = value_to_reg(gen, value);
+	int offset = stack_alloc(gen, call->type->size);
+	str_read(gen, call, value_to_reg(gen, value), offset);
+	return value_stack(offset, call->type);
+}
+
+/* str(p[, n]) of an address (not a positional parameter, not a string
+ * already): the reads str_read() makes. */
+static bool is_str_read(const struct node *node)
+{
+	return node->kind == NODE_CALL && strcmp(node->name, "str") == 0 &&
+	       node->args->kind != NODE_POSITIONAL &&
+	       (node->args->type->kind == TYPE_POINTER || node->args->type->kind == TYPE_INT);
+}
+
+static void str_read_into(struct codegen *gen, struct node *call, int offset)
+{
+	str_read(gen, call, value_to_reg(gen, gen_expr(gen, call->args)), offset);
+}
+
+/* Reads the string at `address` into the stack at `offset`, zeroed first. */
+static void str_read(struct codegen *gen, struct node *call, int address, int offset)
+{
+	struct node *source = call->args;
 	/* a typed pointer says whose memory it points into; a bare integer
 	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
 	 * helper that decides by address, as bpftrace does on x86-64 */
@@ -1656,7 +1829,6 @@ struct value generate_str(struct codegen *gen, struct node *call)
 			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
 							  : BPF_FUNC_probe_read_kernel_str;
 	int size = call->type->size;
-	int offset = stack_alloc(gen, size);
 	zero_stack(gen, offset, size);
 	int length;
 	if (source->next && !source->next->is_constant) {
@@ -1670,9 +1842,13 @@ struct value generate_str(struct codegen *gen, struct node *call)
 	} else {
 		length = const_reg(gen, size);
 	}
+	/* str(0) is "" without a read: the helper would take a page fault on
+	 * address 0 (microseconds each; execsnoop's unused argument slots) */
+	int skip = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, address, 0, skip);
 	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
 	call_helper(gen, read_helper, args, 3);
-	return value_stack(offset, call->type);
+	ir_label(&gen->fn, skip);
 }
 
 struct value generate_ntop(struct codegen *gen, struct node *call)
