@@ -1455,6 +1455,45 @@ def special_install():
     return "PASS", "%d tools" % len(tools)
 
 
+FUZZ_SECONDS = 20
+
+
+def special_fuzz_smoke():
+    """The compiler fuzzer (tests/fuzz/) still builds with sonde's libraries
+    and runs FUZZ_SECONDS over its seeds without a crash, a hang, a leak or a
+    sanitizer report; tests/fuzz/run.sh does the long runs."""
+    if not shutil.which("clang"):
+        return "SKIP", "no clang (tests/setup.sh installs it)"
+    make = subprocess.run(["make", "-s", "fuzz"], cwd=ROOT, capture_output=True, text=True)
+    if make.returncode != 0:
+        return "FAIL", "make fuzz failed:\n" + indent(make.stdout + make.stderr)
+    tmp = tempfile.mkdtemp(prefix="sonde-fuzz-")
+    try:
+        corpus = os.path.join(tmp, "corpus")
+        os.mkdir(corpus)
+        for seed in glob.glob(os.path.join(TESTS, "fuzz", "seeds", "*")) + \
+                glob.glob(os.path.join(TESTS, "golden", "*.bt")):
+            shutil.copy(seed, corpus)
+        argv = ["nice", "-n", "10", os.path.join(ROOT, "build", "fuzz", "fuzz_compile"),
+                "-max_total_time=%d" % FUZZ_SECONDS, "-max_len=2048", "-timeout=10",
+                "-rss_limit_mb=1024", "-artifact_prefix=" + tmp + "/",
+                "-dict=" + os.path.join(TESTS, "fuzz", "bpftrace.dict"), corpus]
+        try:
+            result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
+                                    timeout=FUZZ_SECONDS + 60)
+        except subprocess.TimeoutExpired:
+            return "FAIL", "the fuzzer did not stop after %d s" % FUZZ_SECONDS
+        done = re.search(r"^Done (\d+) runs in (\d+) second", result.stderr, re.M)
+        findings = [f for f in os.listdir(tmp) if f != "corpus"]
+        if result.returncode != 0 or not done or findings:
+            tail = "\n".join(result.stderr.splitlines()[-40:])
+            return "FAIL", "exit status %d, findings %s:\n%s" % (
+                result.returncode, findings or "none", indent(tail))
+        return "PASS", "%s runs in %s s" % (done.group(1), done.group(2))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def folded_lines(text):
     """(stack, count) pairs of folded output."""
     pairs = []
@@ -1521,12 +1560,16 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
 
 
 def run_special(report, args, binaries, testing_bpftrace):
-    if not testing_bpftrace and (not args.filter or args.filter in "special/install"):
+    # tests of the tree rather than of one binary: run once
+    once = [("special/install", special_install), ("special/fuzz-smoke", special_fuzz_smoke)]
+    for name, test in once:
+        if testing_bpftrace or (args.filter and args.filter not in name):
+            continue
         try:
-            status, details = special_install()
+            status, details = test()
         except Exception as error:
             status, details = "FAIL", "runner error: %r" % error
-        report.result(status, "special/install", details)
+        report.result(status, name, details)
     binaries = [b for b in binaries if os.path.exists(b[0]) or shutil.which(b[0])]
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
              ("special/kill-scale-raw-syscalls",
