@@ -230,7 +230,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 		free(sema.skipped.items[i].vars.items);
 	}
 	free(sema.skipped.items);
-	free(sema.map_first_use.items);
+	free(sema.map_uses.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;
