@@ -34,6 +34,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -1139,18 +1140,21 @@ LIMITS_UNROLL5 = ("BEGIN { unroll(100) { unroll(100) { unroll(100) { unroll(100)
                   "{ @x++; } } } } } exit(); }")
 
 
-def limits_run(argv, env, stdin_kind, timeout=20):
+def limits_run(argv, env, stdin_kind, timeout=20, max_files=None):
     """Runs sonde to its end; returns (exit status, seconds, peak RSS in KiB,
     stderr). stdin_kind: None, "dev-zero" (stdin is /dev/zero) or "pipe"
-    (an endless pipe of zero bytes)."""
+    (an endless pipe of zero bytes). max_files: its RLIMIT_NOFILE, soft and
+    hard."""
     stdin = subprocess.DEVNULL
     if stdin_kind == "dev-zero":
         stdin = open("/dev/zero", "rb")
     elif stdin_kind == "pipe":
         stdin = subprocess.PIPE
     start = time.monotonic()
+    def limit_files():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max_files, max_files))
     proc = subprocess.Popen(argv, env=env, stdin=stdin, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=limit_files if max_files else None)
     if stdin_kind == "dev-zero":
         stdin.close()
 
@@ -1200,24 +1204,44 @@ def special_limits(sonde, testing_bpftrace, sanitized):
     with open(kaddrs, "w") as f:
         f.write("BEGIN {\n%s exit(); }\n" % "".join(
             '  printf("%%d", kaddr("nosuch%d"));\n' % i for i in range(2000)))
+    # 500,000 action blocks fill the 4 MiB source cap; each would be a
+    # program of its own (unfixed: 16 s, 600 MB, then "Too many open files")
+    blocks = os.path.join(tmp, "blocks.bt")
+    with open(blocks, "w") as f:
+        f.write("BEGIN{}\n" * 500000)
+    few_blocks = os.path.join(tmp, "few_blocks.bt")
+    with open(few_blocks, "w") as f:
+        f.write("BEGIN {}\n" * 100)
+
+    def case(label, argv, expect, stdin=None, slack=1, max_files=None):
+        return dict(label=label, argv=argv, expect=expect, stdin=stdin, slack=slack,
+                    max_files=max_files)
     cases = [
-        ("unroll 3 levels", ["-e", LIMITS_UNROLL3], None, r"stdin:1:9: error: unroll\(100\)"),
-        ("unroll 5 levels", ["-e", LIMITS_UNROLL5], None, r"stdin:1:37: error: unroll\(100\)"),
-        ("/dev/zero", ["/dev/zero"], None, r"cannot read the program from /dev/zero: it is a device"),
-        ("/dev/urandom", ["/dev/urandom"], None, r"from /dev/urandom: it is a device"),
-        ("- < /dev/zero", ["-"], "dev-zero", r"from stdin: it is a device"),
-        ("endless pipe", ["-"], "pipe", r"from stdin: it is larger than \d+ MiB"),
-        ("1 GiB file", [huge], None, r"huge.bt: it is larger than \d+ MiB"),
+        case("unroll 3 levels", ["-e", LIMITS_UNROLL3], r"stdin:1:9: error: unroll\(100\)"),
+        case("unroll 5 levels", ["-e", LIMITS_UNROLL5], r"stdin:1:37: error: unroll\(100\)"),
+        case("/dev/zero", ["/dev/zero"], r"cannot read the program from /dev/zero: it is a device"),
+        case("/dev/urandom", ["/dev/urandom"], r"from /dev/urandom: it is a device"),
+        case("- < /dev/zero", ["-"], r"from stdin: it is a device", stdin="dev-zero"),
+        case("endless pipe", ["-"], r"from stdin: it is larger than \d+ MiB", stdin="pipe"),
+        case("1 GiB file", [huge], r"huge.bt: it is larger than \d+ MiB"),
         # one read of kallsyms is kernel time that grows with the machine's
         # load: a wider bound (unfixed: more than a minute)
-        ("2,000 kaddr()", [kaddrs], None, r"kaddrs.bt:2:22: error: kernel symbol 'nosuch0' not found",
-         5),
+        case("2,000 kaddr()", [kaddrs], r"kaddrs.bt:2:22: error: kernel symbol 'nosuch0' not found",
+             slack=5),
+        case("500,000 probes", [blocks],
+             r"blocks.bt:4097:1: error: too many probes \(this is probe 4097; at most 4096"),
+        # fewer descriptors than probes: said so, not blamed on the verifier
+        case("100 probes, 40 files", [few_blocks],
+             r"cannot load probe BEGIN: no file descriptor left \(Too many open files; this "
+             r"process may open 40 files", max_files=40),
     ]
     problems, measured = [], []
     try:
-        for label, argv, stdin_kind, expected, *slack in cases:
-            case_limit = time_limit * (slack[0] if slack else 1)
-            code, elapsed, rss, stderr = limits_run([sonde] + argv, env, stdin_kind)
+        for c in cases:
+            label, expected = c["label"], c["expect"]
+            case_limit = time_limit * c["slack"]
+            code, elapsed, rss, stderr = limits_run([sonde] + c["argv"], env, c["stdin"],
+                                                    max_files=c["max_files"])
             measured.append("%s: %.2f s, %d KiB" % (label, elapsed, rss))
             if code == 0 or code < 0:
                 problems.append("%s: exit status %d" % (label, code))
