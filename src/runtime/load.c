@@ -50,6 +50,9 @@ int load_ringbuf_size(uint32_t *size, char **error)
 	*size = LOAD_RINGBUF_SIZE_DEFAULT;
 	if (!text || !*text)
 		return 0;
+	/* strtoull would also take " 64", "+64" and "-64" */
+	if (!isdigit((unsigned char)text[0]))
+		goto invalid;
 	errno = 0;
 	value = strtoull(text, &end, 0);
 	if (errno || end == text)
