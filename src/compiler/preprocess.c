@@ -505,6 +505,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 	/* condition stack: whether each open #if region is being kept */
 	bool keeping[64];
 	bool taken[64];
+	int else_line[64];   /* where the region's #else is, or 0 */
 	int depth = 0;
 	char *p = out->text;
 	bool at_line_start = true;
@@ -527,10 +528,22 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				if (depth < 64) {
 					keeping[depth] = active && value;
 					taken[depth] = keeping[depth];
+					else_line[depth] = 0;
 					open_line[depth] = line;
 					open_column[depth] = column;
 					depth++;
 				}
+			} else if ((strncmp(q, "elif", 4) == 0 || strncmp(q, "else", 4) == 0) &&
+				   depth > 0 && depth <= 64 && else_line[depth - 1]) {
+				/* C allows one #else, last: a second would silently flip
+				 * the region back */
+				char where[32];
+				snprintf(where, sizeof(where), "%d", else_line[depth - 1]);
+				preprocess_error(diag, line, column, &errors,
+						 strncmp(q, "else", 4) == 0
+							 ? "#else after this #if's #else (line %s)"
+							 : "#elif after this #if's #else (line %s)",
+						 where);
 			} else if (strncmp(q, "elif", 4) == 0 && depth > 0) {
 				bool ok;
 				bool value = evaluate_condition(&out->macros, q + 4, line_end, &ok);
@@ -558,6 +571,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				if (depth < 64) {
 					keeping[depth] = active && (negate ? !defined : defined);
 					taken[depth] = keeping[depth];
+					else_line[depth] = 0;
 					open_line[depth] = line;
 					open_column[depth] = column;
 					depth++;
@@ -566,6 +580,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				bool outer = depth < 2 || keeping[depth - 2];
 				keeping[depth - 1] = outer && !taken[depth - 1];
 				taken[depth - 1] = true;
+				else_line[depth - 1] = line;
 			} else if (strncmp(q, "endif", 5) == 0 && depth > 0) {
 				depth--;
 			} else if (active && strncmp(q, "define", 6) == 0) {
