@@ -749,6 +749,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.macro_count = cli.macro_count;
 	compile_options.join_printf = cli.tool;
 	compile_options.drop_empty_probes = cli.tool;
+	compile_options.script_path = strcmp(source.filename, "stdin") != 0 && !cli.tool &&
+				      !cli.program_text ? cli.program_path : NULL;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);

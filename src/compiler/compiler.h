@@ -31,6 +31,8 @@ struct compile_options {
 	int macro_count;
 	bool join_printf;       /* one record per line: adjacent printf calls joined (tools) */
 	bool drop_empty_probes; /* probes left with no code are not attached (tools) */
+	const char *script_path; /* the program's file, whose directory #include "x.h"
+				  * searches first; NULL for -e, stdin and tools */
 };
 
 /* Returns 0, or -1 after reporting every error through diag. */
