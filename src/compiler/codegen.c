@@ -1533,28 +1533,39 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 
 /*
  * Nested unrolls multiply: three levels of 100 are a million copies. The
- * first copy of the body shows what one costs (its own nested unrolls
- * already checked), so the rest is refused before it is generated when the
- * probe would pass what the kernel loads; memory stays bounded by that.
+ * first copy of a body shows what one costs; the copy will be repeated by
+ * this unroll and again by every unroll around it, so the estimate is its
+ * size times the product of their counts. The first level whose product
+ * passes what the kernel loads is refused, before anything more is
+ * generated: only the innermost body is ever generated once too often.
  */
 static void gen_unroll(struct codegen *gen, struct node *node, int watermark)
 {
+	struct unroll_frame frame = { .node = node, .outer = gen->unroll };
+	gen->unroll = &frame;
 	for (uint64_t i = 0; i < node->lhs->const_value && !gen->too_large; i++) {
 		int before = gen->fn.insns.count + gen->other_insns;
 		gen_stmts(gen, node->body);
 		gen->fn.stack_size = watermark;
-		int copy = gen->fn.insns.count + gen->other_insns - before;
-		uint64_t total = (uint64_t)before + (uint64_t)copy * node->lhs->const_value;
-		if (i == 0 && !gen->too_large && total > CODEGEN_INSNS_MAX) {
-			diag_error(gen->sema->diag, node->loc,
+		if (i > 0 || gen->too_large)
+			continue;
+		uint64_t total = (uint64_t)(gen->fn.insns.count + gen->other_insns - before);
+		for (const struct unroll_frame *level = &frame; level; level = level->outer) {
+			/* counts are at most 100: no overflow before the limit is passed */
+			total *= (uint64_t)level->node->lhs->const_value;
+			if ((uint64_t)before + total <= CODEGEN_INSNS_MAX)
+				continue;
+			diag_error(gen->sema->diag, level->node->loc,
 				   "unroll(%lld) makes this probe about %llu instructions, more than "
 				   "the %d the kernel loads",
-				   (long long)node->lhs->const_value, (unsigned long long)total,
-				   CODEGEN_INSNS_MAX);
+				   (long long)level->node->lhs->const_value,
+				   (unsigned long long)((uint64_t)before + total), CODEGEN_INSNS_MAX);
 			gen->sema->error_count++;
 			gen->too_large = true;
+			break;
 		}
 	}
+	gen->unroll = frame.outer;
 }
 
 static void gen_stmt(struct codegen *gen, struct node *node)

@@ -841,36 +841,85 @@ int btf_list_names(int kind, const char *prefix, bool with_modules, btf_name_lis
 
 /* ---- kallsyms ---- */
 
-int kallsyms_lookup(const char *symbol, unsigned long long *address)
+/* The names of /proc/kallsyms, read once on the first lookup and sorted:
+ * a program may ask kaddr() or a kprobe check for thousands of names, and
+ * each read of the file costs tens of milliseconds of kernel time. */
+struct kallsyms_name {
+	size_t name;                /* offset in kallsyms_table.names */
+	unsigned long long address; /* 0: kptr_restrict hides it from us */
+	int line;                   /* equal names: the first listed wins */
+};
+
+static struct {
+	bool loaded;
+	int err;                    /* opening the file failed: -errno */
+	struct strbuf names;
+	VEC(struct kallsyms_name) symbols;
+} kallsyms_table;
+
+static int kallsyms_compare(const void *a, const void *b)
 {
+	const struct kallsyms_name *x = a, *y = b;
+	int order = strcmp(kallsyms_table.names.data + x->name, kallsyms_table.names.data + y->name);
+	return order ? order : x->line - y->line;
+}
+
+static void kallsyms_load(void)
+{
+	kallsyms_table.loaded = true;
+	strbuf_init(&kallsyms_table.names);
 	FILE *file = fopen("/proc/kallsyms", "re");
+	if (!file) {
+		kallsyms_table.err = -errno;
+		return;
+	}
 	char *line = NULL;
 	size_t capacity = 0;
-	size_t symbol_length = strlen(symbol);
-	int err = -ENOENT;
-
-	if (!file)
-		return -errno;
 	while (getline(&line, &capacity, file) > 0) {
 		/* "ffffffff81000000 T _text" or "... t name\t[module]" */
 		char *type = strchr(line, ' ');
 		if (!type || !type[1] || type[2] != ' ')
 			continue;
 		char *name = type + 3;
-		if (strncmp(name, symbol, symbol_length) != 0 ||
-		    (name[symbol_length] != '\n' && name[symbol_length] != '\t' &&
-		     name[symbol_length] != '\0'))
-			continue;
-		unsigned long long value = strtoull(line, NULL, 16);
-		/* Zero addresses mean kptr_restrict hides them from us. */
-		err = value ? 0 : -EACCES;
-		if (value)
-			*address = value;
-		break;
+		struct kallsyms_name entry = {
+			.name = kallsyms_table.names.length,
+			.address = strtoull(line, NULL, 16),
+			.line = kallsyms_table.symbols.count,
+		};
+		strbuf_append(&kallsyms_table.names, name, strcspn(name, "\t\n"));
+		strbuf_putc(&kallsyms_table.names, '\0');
+		vec_push(&kallsyms_table.symbols, entry);
 	}
 	free(line);
 	fclose(file);
-	return err;
+	qsort(kallsyms_table.symbols.items, kallsyms_table.symbols.count,
+	      sizeof(struct kallsyms_name), kallsyms_compare);
+}
+
+int kallsyms_lookup(const char *symbol, unsigned long long *address)
+{
+	if (!kallsyms_table.loaded)
+		kallsyms_load();
+	if (kallsyms_table.err)
+		return kallsyms_table.err;
+	/* the first entry not ordered before (symbol, line 0) */
+	int low = 0, high = kallsyms_table.symbols.count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		const char *name = kallsyms_table.names.data + kallsyms_table.symbols.items[middle].name;
+		if (strcmp(name, symbol) < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == kallsyms_table.symbols.count ||
+	    strcmp(kallsyms_table.names.data + kallsyms_table.symbols.items[low].name, symbol) != 0)
+		return -ENOENT;
+	unsigned long long value = kallsyms_table.symbols.items[low].address;
+	if (!value)
+		return -EACCES;
+	*address = value;
+	return 0;
 }
 
 /* ---- C declarations, for -lv ---- */

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/diag.h"
@@ -49,6 +50,9 @@ int load_ringbuf_size(uint32_t *size, char **error)
 	*size = LOAD_RINGBUF_SIZE_DEFAULT;
 	if (!text || !*text)
 		return 0;
+	/* strtoull would also take " 64", "+64" and "-64" */
+	if (!isdigit((unsigned char)text[0]))
+		goto invalid;
 	errno = 0;
 	value = strtoull(text, &end, 0);
 	if (errno || end == text)
@@ -357,6 +361,17 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 	free(log);
 	if (err == EPERM && geteuid() != 0) {
 		fputs(load_root_message, stderr);
+		free(insns);
+		func_info_free(&functions);
+		return -1;
+	}
+	if (err == EMFILE || err == ENFILE) {
+		/* the program passed the verifier; there was no descriptor for it */
+		struct rlimit files = { 0 };
+		getrlimit(RLIMIT_NOFILE, &files);
+		fprintf(stderr, "sonde: cannot load probe %s: no file descriptor left (%s; this "
+			"process may open %llu files, and each probe, map and attachment holds one)\n",
+			probe->name, strerror(err), (unsigned long long)files.rlim_cur);
 		free(insns);
 		func_info_free(&functions);
 		return -1;

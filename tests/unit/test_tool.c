@@ -293,7 +293,7 @@ static void expect_substitution(const char *test, const char *text,
 				const struct predefined_macro *macros, int count, const char *expected)
 {
 	struct preprocessed pre = { 0 };
-	preprocess_program(text, macros, count, &pre, NULL);
+	preprocess_program(text, NULL, macros, count, &pre, NULL);
 	check(strcmp(pre.text, expected) == 0, test, pre.text);
 	preprocessed_free(&pre);
 }
