@@ -922,7 +922,7 @@ KILL_SCALE_PATHS = {
                      "sigint"),
     # the fallback without uprobe_multi: one perf event per function
     "uprobe-perf": ({"SONDE_DISABLE_FEATURES": "uprobe_multi"},
-                    "uprobe:{tools}/many_functions:fn_0* { @[func] = count(); }", [], "sigint"),
+                    "uprobe:{tools}/many_functions:fn_00* { @[func] = count(); }", [], "sigint"),
     "exit-teardown": ({"SONDE_SYSCALL_TRACEPOINTS": "perf"},
                       "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); } "
                       "interval:ms:300 { exit(); }", [], "exit"),
@@ -947,6 +947,23 @@ def holds_links(pid):
     return False
 
 
+def sonde_releases(sonde):
+    """The sonde-release processes running this sonde binary."""
+    found = []
+    binary = os.path.realpath(sonde)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/comm" % entry) as f:
+                    if f.read().strip() != "sonde-release":
+                        continue
+                if os.path.realpath("/proc/%s/exe" % entry) == binary:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
 def kill_scale_calibrate(sonde, program, options, env, trigger):
     """One undisturbed run: when the first attachment exists, when the
     banner comes, and how long the teardown lasts from its start (SIGINT,
@@ -965,13 +982,13 @@ def kill_scale_calibrate(sonde, program, options, env, trigger):
         proc.wait(5)
         return "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
     attached = time.monotonic() - started
+    before = set(sonde_releases(sonde))
     if trigger == "sigint":
         proc.interrupt()
     begun = time.monotonic()
-    releases = set()
     while time.monotonic() - begun < 60:
-        releases |= set(release_children(proc.proc.pid))
-        if proc.proc.poll() is not None and all(pid_gone(p) for p in releases):
+        # a release process outlives sonde, no longer its child
+        if proc.proc.poll() is not None and not set(sonde_releases(sonde)) - before:
             break
         time.sleep(0.01)
     proc.wait(30)
@@ -1029,7 +1046,7 @@ def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
             while time.monotonic() - begun < delay:
                 releases += [p for p in release_children(proc.proc.pid) if p not in releases]
                 time.sleep(0.005)
-            victims += releases
+            victims += [p for p in releases if not pid_gone(p)]
         moments.append("%s+%.3fs" % ("attach" if during_attach else "teardown", delay))
         for pid in victims:
             try:
