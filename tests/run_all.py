@@ -917,20 +917,103 @@ def pid_gone(pid):
         return True
 
 
-# The attach paths of issue 11, each killed at random moments.
+# The attach paths of issue 11, each killed at random moments: (extra
+# environment, program, sonde's options, what starts the teardown).
+# Teardown starts on SIGINT, or by itself: exit() in the program, or the end
+# of the command of -c.
 KILL_SCALE_PATHS = {
-    "raw-syscalls": ({}, "tracepoint:syscalls:sys_enter_* { @[probe] = count(); }"),
+    "raw-syscalls": ({}, "tracepoint:syscalls:sys_enter_* { @[probe] = count(); }", [],
+                     "sigint"),
     "perf-tracepoints": ({"SONDE_SYSCALL_TRACEPOINTS": "perf"},
-                         "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); }"),
-    "uprobe-multi": ({}, "uprobe:{tools}/many_functions:fn_* { @[func] = count(); }"),
+                         "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); }", [],
+                         "sigint"),
+    "uprobe-multi": ({}, "uprobe:{tools}/many_functions:fn_* { @[func] = count(); }", [],
+                     "sigint"),
+    # the fallback without uprobe_multi: one perf event per function
+    "uprobe-perf": ({"SONDE_DISABLE_FEATURES": "uprobe_multi"},
+                    "uprobe:{tools}/many_functions:fn_00* { @[func] = count(); }", [], "sigint"),
+    "exit-teardown": ({"SONDE_SYSCALL_TRACEPOINTS": "perf"},
+                      "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); } "
+                      "interval:ms:300 { exit(); }", [], "exit"),
+    "command-teardown": ({"SONDE_SYSCALL_TRACEPOINTS": "perf"},
+                         "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); }",
+                         ["-c", "sleep 0.3"], "command"),
 }
+
+
+def holds_links(pid):
+    """Whether pid holds a BPF link or a perf event (an attachment)."""
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) in ("anon_inode:bpf_link",
+                                                                 "anon_inode:[perf_event]"):
+                    return True
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return False
+
+
+def sonde_releases(sonde):
+    """The sonde-release processes running this sonde binary."""
+    found = []
+    binary = os.path.realpath(sonde)
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/comm" % entry) as f:
+                    if f.read().strip() != "sonde-release":
+                        continue
+                if os.path.realpath("/proc/%s/exe" % entry) == binary:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found
+
+
+def kill_scale_calibrate(sonde, program, options, env, trigger):
+    """One undisturbed run: when the first attachment exists, when the
+    banner comes, and how long the teardown lasts from its start (SIGINT,
+    or the banner for a run that ends itself) until sonde and its release
+    processes are gone. Returns (first_link, attached, teardown) in seconds
+    or an error string."""
+    proc = Process([sonde, *options, "-e", program], env=env)
+    started = time.monotonic()
+    first_link = None
+    while not proc.attached.is_set() and time.monotonic() - started < 30:
+        if first_link is None and holds_links(proc.proc.pid):
+            first_link = time.monotonic() - started
+        time.sleep(0.002)
+    if not proc.attached.is_set():
+        proc.kill()
+        proc.wait(5)
+        return "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
+    attached = time.monotonic() - started
+    before = set(sonde_releases(sonde))
+    if trigger == "sigint":
+        proc.interrupt()
+    begun = time.monotonic()
+    while time.monotonic() - begun < 60:
+        # a release process outlives sonde, no longer its child
+        if proc.proc.poll() is not None and not set(sonde_releases(sonde)) - before:
+            break
+        time.sleep(0.01)
+    proc.wait(30)
+    return (first_link if first_link is not None else attached * 0.5, attached,
+            time.monotonic() - begun)
 
 
 def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
     """SIGKILL at random moments while a path attaches (the first half of
-    the kills) and while it tears down after SIGINT (the second half; then
-    the sonde-release process is killed too, every other time): every
-    program, link and map the processes held is gone once they are.
+    the kills: between the first attachment and just after the banner) and
+    while it tears down (the second half: anywhere from the start of the
+    teardown to the end of the release, as long as one undisturbed run's
+    took; sonde if it is still there and the sonde-release processes, all
+    of them late in the window, every other one early). Every program,
+    link and map the processes held is gone once they are. A path whose
+    teardown starts by itself (exit(), -c) is killed during teardown only.
 
     Each victim is stopped (SIGSTOP) before its open BPF objects are read,
     so that the list is complete when SIGKILL comes."""
@@ -939,41 +1022,40 @@ def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
     if shutil.which("bpftool") is None:
         return "SKIP", "bpftool not installed"
     import random
-    env_extra, program = KILL_SCALE_PATHS[path]
+    env_extra, program, options, trigger = KILL_SCALE_PATHS[path]
     program = program.replace("{tools}", os.path.dirname(build_tool("many_functions")))
     env = dict(os.environ, **env_extra)
     rng = random.Random(11)
-    # how long attaching takes, to aim the kills into it
-    proc = Process([sonde, "-e", program], env=env)
-    started = time.monotonic()
-    if not proc.attached.wait(timeout=30):
-        proc.kill()
-        proc.wait(5)
-        return "FAIL", "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
-    attach_time = time.monotonic() - started
-    proc.interrupt()
-    proc.wait(30)
+    calibration = kill_scale_calibrate(sonde, program, options, env, trigger)
+    if isinstance(calibration, str):
+        return "FAIL", calibration
+    first_link, attach_time, teardown_time = calibration
     held = {"progs": set(), "links": set(), "maps": set()}
     moments = []
+    attach_kills = kills // 2 if trigger == "sigint" else 0
     for kill in range(kills):
-        during_attach = kill < kills // 2
-        proc = Process([sonde, "-e", program], env=env)
+        during_attach = kill < attach_kills
+        proc = Process([sonde, *options, "-e", program], env=env)
         victims = [proc.proc.pid]
+        releases = []
         if during_attach:
-            # mostly while loading and attaching, some just after
-            delay = rng.uniform(0.3, 1.1) * attach_time
+            # from the first link to a little after the banner
+            delay = rng.uniform(first_link, attach_time * 1.1)
             time.sleep(delay)
         else:
             if not proc.attached.wait(timeout=30):
                 proc.kill()
                 proc.wait(5)
                 return "FAIL", "no start banner within 30 s\nstderr:\n" + indent(proc.stderr())
-            proc.interrupt()
-            delay = rng.uniform(0, 0.05)
-            time.sleep(delay)
-            os.kill(proc.proc.pid, signal.SIGSTOP)
-            if kill % 2:
-                victims += release_children(proc.proc.pid)
+            if trigger == "sigint":
+                proc.interrupt()
+            # early in the window every other time, else anywhere in it
+            delay = rng.uniform(0, min(teardown_time, 0.1) if kill % 2 else teardown_time)
+            begun = time.monotonic()
+            while time.monotonic() - begun < delay:
+                releases += [p for p in release_children(proc.proc.pid) if p not in releases]
+                time.sleep(0.005)
+            victims += [p for p in releases if not pid_gone(p)]
         moments.append("%s+%.3fs" % ("attach" if during_attach else "teardown", delay))
         for pid in victims:
             try:
@@ -981,11 +1063,12 @@ def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
             except ProcessLookupError:
                 pass
         # the release children of a stopped sonde are its own until it dies
-        progs, links, maps = bpf_objects_of(victims + release_children(proc.proc.pid))
+        victims += [p for p in release_children(proc.proc.pid) if p not in victims]
+        victims = [p for p in victims if not pid_gone(p)]
+        progs, links, maps = bpf_objects_of(victims)
         held["progs"] |= progs
         held["links"] |= links
         held["maps"] |= maps
-        survivors = [p for p in release_children(proc.proc.pid) if p not in victims]
         for pid in victims:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -993,19 +1076,21 @@ def special_kill_scale(sonde, testing_bpftrace, path, kills=20):
                 pass
         proc.wait(30)
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not all(pid_gone(p) for p in victims + survivors):
+        while time.monotonic() < deadline and not all(pid_gone(p) for p in victims):
             time.sleep(0.05)
-        if not all(pid_gone(p) for p in victims + survivors):
+        if not all(pid_gone(p) for p in victims):
             return "FAIL", "kill %d (%s): processes %s still there after 120 s" % (
-                kill, moments[-1], [p for p in victims + survivors if not pid_gone(p)])
+                kill, moments[-1], [p for p in victims if not pid_gone(p)])
     # The kernel frees programs and maps after an RCU grace period: poll.
     for _ in range(100):
         left_progs = held["progs"] & {p["id"] for p in bpftool_json("prog")}
         left_links = held["links"] & {l["id"] for l in bpftool_json("link")}
         left_maps = held["maps"] & {m["id"] for m in bpftool_json("map")}
         if not left_progs and not left_links and not left_maps:
-            return "PASS", ("%d kills (%s); %d programs, %d links, %d maps gone"
-                            % (kills, ", ".join(moments), len(held["progs"]),
+            return "PASS", ("first link at %.3fs, banner at %.3fs, teardown %.3fs; "
+                            "%d kills (%s); %d programs, %d links, %d maps gone"
+                            % (first_link, attach_time, teardown_time,
+                               kills, ", ".join(moments), len(held["progs"]),
                                len(held["links"]), len(held["maps"])))
         time.sleep(0.2)
     return "FAIL", ("after the kills still loaded: programs %s, links %s, maps %s"
@@ -1950,6 +2035,13 @@ def run_special(report, args, binaries, testing_bpftrace):
               lambda b, s: special_kill_scale(b, testing_bpftrace, "perf-tracepoints")),
              ("special/kill-scale-uprobe-multi",
               lambda b, s: special_kill_scale(b, testing_bpftrace, "uprobe-multi")),
+             ("special/kill-scale-uprobe-perf",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "uprobe-perf")),
+             ("special/kill-scale-exit-teardown",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "exit-teardown", kills=10)),
+             ("special/kill-scale-command-teardown",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "command-teardown",
+                                              kills=10)),
              ("special/lost-events-accounted", lambda b, s: special_lost(b, testing_bpftrace, s)),
              ("special/exit-behind-flood", lambda b, s: special_exit_flood(b, testing_bpftrace, s)),
              ("special/sigint-slow-reader",
