@@ -280,6 +280,21 @@ static void load_report_rejection(const struct program *program,
 	free(lines);
 }
 
+/* Why probe could not be loaded, for an errno that says nothing of the
+ * verifier: out of descriptors is named as such, with the limit. */
+static void load_report_failure(const struct probe_program *probe, int err)
+{
+	if (err == EMFILE || err == ENFILE) {
+		struct rlimit files = { 0 };
+		getrlimit(RLIMIT_NOFILE, &files);
+		fprintf(stderr, "sonde: cannot load probe %s: no file descriptor left (%s; this "
+			"process may open %llu files, and each probe, map and attachment holds one)\n",
+			probe->name, strerror(err), (unsigned long long)files.rlim_cur);
+		return;
+	}
+	fprintf(stderr, "sonde: cannot load probe %s: %s\n", probe->name, strerror(err));
+}
+
 /* The "processed N insns ..." line of a statistics log, or NULL. */
 static const char *load_stats_line(char *log)
 {
@@ -368,11 +383,7 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 	}
 	if (err == EMFILE || err == ENFILE) {
 		/* the program passed the verifier; there was no descriptor for it */
-		struct rlimit files = { 0 };
-		getrlimit(RLIMIT_NOFILE, &files);
-		fprintf(stderr, "sonde: cannot load probe %s: no file descriptor left (%s; this "
-			"process may open %llu files, and each probe, map and attachment holds one)\n",
-			probe->name, strerror(err), (unsigned long long)files.rlim_cur);
+		load_report_failure(probe, err);
 		free(insns);
 		func_info_free(&functions);
 		return -1;
@@ -398,8 +409,7 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 		if (log[0])
 			load_report_rejection(program, probe, log, log_err);
 		else
-			fprintf(stderr, "sonde: cannot load probe %s: %s\n", probe->name,
-				strerror(log_err));
+			load_report_failure(probe, log_err);
 	}
 	free(log);
 	free(insns);
@@ -454,8 +464,7 @@ int load_program(struct program *program, int verbose)
 		if (same) {
 			probe->prog_fd = fcntl(same->prog_fd, F_DUPFD_CLOEXEC, 0);
 			if (probe->prog_fd < 0) {
-				fprintf(stderr, "sonde: cannot load probe %s: %s\n", probe->name,
-					strerror(errno));
+				load_report_failure(probe, errno);
 				goto fail;
 			}
 			continue;
