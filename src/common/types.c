@@ -31,6 +31,7 @@ void type_free_all(void)
 			free(type->fields[j].name);
 		free(type->fields);
 		free(type->record_name);
+		free(type->strftime_format);
 		free(type);
 	}
 	free(all_types.items);

@@ -80,6 +80,8 @@ struct type {
 	bool is_signed;      /* TYPE_INT, and the value of TYPE_SUM/MIN/MAX/AVG/STATS */
 	/* TYPE_INT from syscall_name() etc.: printed as a name (common/names.h) */
 	const struct int_names *int_names;
+	/* TYPE_INT from strftime(): boot-time nanoseconds printed with this format */
+	char *strftime_format;
 
 	/* TYPE_TUPLE, TYPE_RECORD */
 	int field_count;
