@@ -18,6 +18,7 @@
 #include "../common/types.h"
 
 struct function_def;
+struct variable_def;
 
 enum node_kind {
 	/* ---- top level ---- */
@@ -102,6 +103,8 @@ struct node {
 	int var_id;               /* NODE_VAR: index of the scratch variable in its probe */
 	int event_id;             /* NODE_CALL that sends a ring-buffer event */
 	const struct function_def *function; /* NODE_CALL: its record (builtins/builtins.h) */
+	const struct variable_def *variable; /* NODE_BUILTIN naming a builtin variable; its
+					      * number (arg3) is in int_value */
 	int check_id;             /* NODE_BINARY, NODE_ASSIGN: a divisor known only at run time:
 				   * 1 + index in program.zero_divisors; 0 = none */
 	bool warned;              /* a warning about this node was given (a block is checked

@@ -329,7 +329,7 @@ void gen_send_event(struct codegen *gen, struct node *call, struct node *arg_nod
 
 /* ---- builtins ---- */
 
-static int gen_helper_value(struct codegen *gen, int helper)
+int gen_helper_value(struct codegen *gen, int helper)
 {
 	return gen_call_helper(gen, helper, NULL, 0);
 }
@@ -354,160 +354,12 @@ struct value gen_string_constant(struct codegen *gen, const char *text, int leng
 	return value_stack(offset, type);
 }
 
-static int gen_config_field(struct codegen *gen, int field_offset)
-{
-	int key = gen_stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
-	int pointer = gen_map_lookup(gen, gen->program->config_map_id, key);
-	int result = gen_const_reg(gen, 0);
-	int missing = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
-	ir_load(&gen->fn, 8, result, pointer, (int16_t)field_offset);
-	ir_label(&gen->fn, missing);
-	return result;
-}
-
-/* An argument the provider located in pt_regs, in the traced process's
- * memory, or as a constant (USDT), converted to its size and signedness. */
-static int read_arg_location(struct codegen *gen, const struct arg_location *location)
-{
-	struct type *type = type_int(location->size ? location->size : 8, location->is_signed);
-	if (location->kind == ARG_LOCATION_CONSTANT)
-		return gen_const_reg(gen, location->displacement);
-	if (location->kind == ARG_LOCATION_SAVED_REGISTER) {
-		int address = gen_load_int(gen, gen->ctx_reg, 0, 8, false);
-		ir_alu_imm(&gen->fn, BPF_ADD, address, location->register_offset);
-		int slot = gen_stack_alloc(gen, 8);
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
-		struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(8), ARG_REG(address) };
-		gen_call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
-		int value = gen_load_int(gen, BPF_REG_10, slot, 8, false);
-		gen_convert_int(gen, value, type);
-		return value;
-	}
-	int value = gen_load_int(gen, gen->ctx_reg, location->register_offset, 8, false);
-	if (location->kind == ARG_LOCATION_REGISTER) {
-		gen_convert_int(gen, value, type);
-		return value;
-	}
-	if (location->index_offset >= 0) {
-		int index = gen_load_int(gen, gen->ctx_reg, location->index_offset, 8, false);
-		if (location->scale > 1)
-			ir_alu_imm(&gen->fn, BPF_MUL, index, location->scale);
-		ir_alu(&gen->fn, BPF_ADD, value, index);
-	}
-	if (location->displacement)
-		ir_alu_imm(&gen->fn, BPF_ADD, value, (int32_t)location->displacement);
-	int slot = gen_stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
-	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(type->size), ARG_REG(value) };
-	gen_call_helper(gen, BPF_FUNC_probe_read_user, args, 3);
-	return gen_load_int(gen, BPF_REG_10, slot, type->size, type->is_signed);
-}
-
-static struct value gen_builtin(struct codegen *gen, struct node *node)
-{
-	const char *name = node->name;
-	struct type *type = node->type;
-	int reg;
-	if (strcmp(name, "pid") == 0 || strcmp(name, "tid") == 0) {
-		if (gen->pid_tgid_reg >= 0 && !gen->in_callback) {
-			reg = ir_new_vreg(&gen->fn);
-			ir_mov(&gen->fn, reg, gen->pid_tgid_reg);
-		} else {
-			reg = gen_helper_value(gen, BPF_FUNC_get_current_pid_tgid);
-		}
-		if (name[0] == 'p') {
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		} else {
-			ir_alu_imm(&gen->fn, BPF_LSH, reg, 32);
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		}
-		return value_reg(reg, type);
-	}
-	if (strcmp(name, "uid") == 0 || strcmp(name, "gid") == 0) {
-		reg = gen_helper_value(gen, BPF_FUNC_get_current_uid_gid);
-		if (name[0] == 'g') {
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		} else {
-			ir_alu_imm(&gen->fn, BPF_LSH, reg, 32);
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		}
-		return value_reg(reg, type);
-	}
-	if (strcmp(name, "nsecs") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_ktime_get_ns), type);
-	if (strcmp(name, "elapsed") == 0) {
-		int start = gen_config_field(gen, offsetof(struct program_config, start_ns));
-		reg = gen_helper_value(gen, BPF_FUNC_ktime_get_ns);
-		ir_alu(&gen->fn, BPF_SUB, reg, start);
-		return value_reg(reg, type);
-	}
-	if (strcmp(name, "cpu") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_get_smp_processor_id), type);
-	if (strcmp(name, "numaid") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_get_numa_node_id), type);
-	if (strcmp(name, "cgroup") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_get_current_cgroup_id), type);
-	if (strcmp(name, "curtask") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_get_current_task), type);
-	if (strcmp(name, "rand") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_get_prandom_u32), type);
-	if (strcmp(name, "jiffies") == 0)
-		return value_reg(gen_helper_value(gen, BPF_FUNC_jiffies64), type);
-	if (strcmp(name, "cpid") == 0)
-		return value_reg(gen_const_reg(gen, gen->sema->options->child_pid), type);
-	if (strcmp(name, "comm") == 0) {
-		/* zeroed first: kernels before 6.x do not pad the name with NULs,
-		 * and bytes after the NUL would make equal names different keys */
-		int offset = gen_stack_alloc(gen, 16);
-		gen_zero_stack(gen, offset, 16);
-		struct helper_arg args[2] = { ARG_STACK(offset), ARG_IMM(16) };
-		gen_call_helper(gen, BPF_FUNC_get_current_comm, args, 2);
-		return value_stack(offset, type);
-	}
-	if (strcmp(name, "probe") == 0)
-		return gen_string_constant(gen, gen->point->name, (int)strlen(gen->point->name), type);
-	if (strcmp(name, "func") == 0) {
-		const char *function = gen->point->function ? gen->point->function : "";
-		return gen_string_constant(gen, function, (int)strlen(function), type);
-	}
-	if (strcmp(name, "retval") == 0) {
-		/* fexit: the return value follows the arguments in the u64 array */
-		if (gen->point->args_access == ARGS_U64_ARRAY) {
-			reg = gen_load_int(gen, gen->ctx_reg, gen->point->arg_count * 8, 8, false);
-			gen_convert_int(gen, reg, type);
-			return value_reg(reg, type);
-		}
-		return value_reg(read_arg_location(gen, &gen->point->retval_location), type);
-	}
-	if (strncmp(name, "arg", 3) == 0) {
-		int index = atoi(name + 3);
-		if (gen->point->args_access == ARGS_U64_ARRAY)
-			return value_reg(gen_load_int(gen, gen->ctx_reg, index * 8, 8, false), type);
-		if (gen->point->args_access == ARGS_PT_REGS && index < gen->point->arg_count)
-			return value_reg(read_arg_location(gen, &gen->point->arg_locations[index]), type);
-	}
-	return value_reg(gen_const_reg(gen, 0), type_int(8, true));
-}
-
 /* ---- field access on a tracepoint's args ---- */
-
-static struct value gen_read_kernel_string(struct codegen *gen, int address_reg, int size,
-					   bool is_user, struct type *type)
-{
-	int offset = gen_stack_alloc(gen, size);
-	gen_zero_stack(gen, offset, size);
-	struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(address_reg) };
-	gen_call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str,
-		    args, 3);
-	return value_stack(offset, type);
-}
 
 /* Reads an object of `type` at the address in `address`: integers and
  * pointers are read into registers, character arrays into a zeroed string
  * buffer; structs and other arrays stay addresses until a field is chosen. */
-static struct value read_memory(struct codegen *gen, int address, struct type *type, bool is_user,
+struct value gen_read_memory(struct codegen *gen, int address, struct type *type, bool is_user,
 				const struct type_field *bitfield)
 {
 	int read_helper = is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel;
@@ -563,7 +415,7 @@ static struct value gen_memory_field(struct codegen *gen, struct node *node)
 	int field_address = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, field_address, address);
 	ir_alu_imm(&gen->fn, BPF_ADD, field_address, field->offset);
-	return read_memory(gen, field_address, node->type, is_user, field);
+	return gen_read_memory(gen, field_address, node->type, is_user, field);
 }
 
 /* p[i] and a[i]: element i of a pointer's target or of an array in memory
@@ -595,76 +447,17 @@ static struct value gen_index(struct codegen *gen, struct node *node)
 	if (element_size > 1)
 		ir_alu_imm(&gen->fn, BPF_MUL, scaled, element_size);
 	ir_alu(&gen->fn, BPF_ADD, address, scaled);
-	return read_memory(gen, address, node->type, is_user, NULL);
+	return gen_read_memory(gen, address, node->type, is_user, NULL);
 }
 
+/* v.field: a builtin variable may read its fields itself (args from the
+ * probe's context); everything else is a struct in memory. */
 static struct value gen_field(struct codegen *gen, struct node *node)
 {
-	bool on_args = node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "args") == 0;
-	if (!on_args)
-		return gen_memory_field(gen, node);
-	if (gen->point->args_access == ARGS_U64_ARRAY) {
-		/* raw tracepoints and fentry: each argument is one u64 slot of the context */
-		struct type *record = gen->point->args_type;
-		for (int i = 0; record && i < record->field_count; i++) {
-			if (strcmp(record->fields[i].name, node->name) != 0)
-				continue;
-			int reg = gen_load_int(gen, gen->ctx_reg, record->fields[i].offset, 8, false);
-			gen_convert_int(gen, reg, node->type);
-			return value_reg(reg, node->type);
-		}
-		return value_reg(gen_const_reg(gen, 0), node->type);
-	}
-	if (gen->point->args_access == ARGS_LOCATED_RECORD) {
-		/* the provider says where each field of the record really is */
-		struct type *record = gen->point->args_type;
-		for (int i = 0; record && i < record->field_count && i < gen->point->arg_count; i++) {
-			if (strcmp(record->fields[i].name, node->name) != 0)
-				continue;
-			int reg = read_arg_location(gen, &gen->point->arg_locations[i]);
-			gen_convert_int(gen, reg, node->type);
-			return value_reg(reg, node->type);
-		}
-		return value_reg(gen_const_reg(gen, 0), node->type);
-	}
-	if (gen->point->args_access != ARGS_CTX_RECORD)
-		return value_reg(gen_const_reg(gen, 0), node->type);
-	struct type *record = gen->point->args_type;
-	struct type_field *field = NULL;
-	for (int i = 0; i < record->field_count; i++)
-		if (strcmp(record->fields[i].name, node->name) == 0)
-			field = &record->fields[i];
-	if (!field)
-		return value_reg(gen_const_reg(gen, 0), node->type);
-	struct type *type = field->type;
-	if (type->kind == TYPE_STRING && type->is_data_loc) {
-		/* __data_loc: a u32 whose low half is the string's offset in the record */
-		int location = gen_load_int(gen, gen->ctx_reg, field->offset, 4, false);
-		ir_alu_imm(&gen->fn, BPF_AND, location, 0xffff);
-		ir_alu(&gen->fn, BPF_ADD, location, gen->ctx_reg);
-		struct type *string = type_string(gen->sema->options->max_strlen);
-		return gen_read_kernel_string(gen, location, string->size, false, string);
-	}
-	if (type->kind == TYPE_STRING) {
-		int offset = gen_stack_alloc(gen, type->size);
-		gen_zero_stack(gen, offset, type->size);
-		int source = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, source, gen->ctx_reg);
-		ir_alu_imm(&gen->fn, BPF_ADD, source, field->offset);
-		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(source) };
-		gen_call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
-		return value_stack(offset, type);
-	}
-	if (type->kind == TYPE_ARRAY) {
-		/* an address in the record, like an array in kernel memory */
-		int address = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, address, gen->ctx_reg);
-		ir_alu_imm(&gen->fn, BPF_ADD, address, field->offset);
-		return read_memory(gen, address, type, false, NULL);
-	}
-	int size = type->kind == TYPE_INT ? type->size : 8;
-	return value_reg(gen_load_int(gen, gen->ctx_reg, field->offset, size,
-				  type->kind == TYPE_INT && type->is_signed), type);
+	const struct variable_def *variable = node->lhs->kind == NODE_BUILTIN ? node->lhs->variable : NULL;
+	if (variable && variable->generate_field)
+		return variable->generate_field(gen, node);
+	return gen_memory_field(gen, node);
 }
 
 /* ---- operators ---- */
@@ -1134,7 +927,7 @@ struct value gen_expr(struct codegen *gen, struct node *node)
 		result = gen_string_constant(gen, node->string_value, node->string_length, node->type);
 		break;
 	case NODE_BUILTIN:
-		result = gen_builtin(gen, node);
+		result = node->variable->generate(gen, node);
 		break;
 	case NODE_VAR:
 		result = read_var(gen, node);
@@ -1475,8 +1268,7 @@ static int count_pid_reads(const struct node *node)
 {
 	int count = 0;
 	for (; node; node = node->next) {
-		if (node->kind == NODE_BUILTIN &&
-		    (strcmp(node->name, "pid") == 0 || strcmp(node->name, "tid") == 0))
+		if (node->kind == NODE_BUILTIN && node->variable && node->variable->reads_pid_tgid)
 			count++;
 		const struct node *children[] = { node->lhs, node->rhs, node->cond, node->then,
 						  node->els, node->body, node->args, node->predicate };

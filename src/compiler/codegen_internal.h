@@ -44,6 +44,8 @@ int gen_stack_alloc(struct codegen *gen, int size);
 /* Sets up r1-r5, calls, and returns r0 copied into a fresh virtual register. */
 int gen_call_helper(struct codegen *gen, int helper, const struct helper_arg *args, int count);
 int gen_const_reg(struct codegen *gen, int64_t value);
+/* The result of a helper that takes no arguments. */
+int gen_helper_value(struct codegen *gen, int helper);
 int gen_value_to_reg(struct codegen *gen, struct value value);
 void gen_zero_stack(struct codegen *gen, int offset, int size);
 /* Copies size bytes (rounded up to 8) between two bases+offsets. */
@@ -58,6 +60,11 @@ void gen_store_value(struct codegen *gen, struct value value, int base, int offs
 		     const struct type *slot_type);
 /* Compares `limit` bytes of two strings; 1 in the result when equal. */
 int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit);
+/* Reads an object of `type` at the address in `address`: integers and
+ * pointers into registers, character arrays into a zeroed string buffer;
+ * structs and other arrays stay addresses until a field is chosen. */
+struct value gen_read_memory(struct codegen *gen, int address, struct type *type, bool is_user,
+			     const struct type_field *bitfield);
 /* A string constant on the stack, padded to type->size. */
 struct value gen_string_constant(struct codegen *gen, const char *text, int length, struct type *type);
 

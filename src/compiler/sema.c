@@ -30,7 +30,6 @@
 #define MAX_MAP_ENTRIES 4096 /* bpftrace's default too; SONDE_MAX_MAP_ENTRIES overrides */
 
 static void check_stmts(struct sema *sema, struct node *list);
-static struct type *task_struct_pointer(void);
 
 void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
 {
@@ -259,61 +258,7 @@ static void var_assign(struct sema *sema, struct node *var, struct type *type)
 	var->type = info->type;
 }
 
-/* ---- builtin variables ---- */
-
-struct builtin_var {
-	const char *name;
-	int size;          /* 8 for integers; string size for strings */
-	bool is_signed;
-	bool sema_is_string;
-	unsigned needs;    /* probe_feature bits the point must offer */
-};
-
-static const struct builtin_var builtin_vars[] = {
-	{ "pid", 8, false, false, 0 },
-	{ "tid", 8, false, false, 0 },
-	{ "uid", 8, false, false, 0 },
-	{ "gid", 8, false, false, 0 },
-	{ "nsecs", 8, false, false, 0 },
-	{ "elapsed", 8, false, false, 0 },
-	{ "cpu", 8, false, false, 0 },
-	{ "numaid", 8, false, false, 0 },
-	{ "cgroup", 8, false, false, 0 },
-	{ "curtask", 8, false, false, 0 },
-	{ "rand", 8, false, false, 0 },
-	{ "jiffies", 8, false, false, 0 },
-	{ "cpid", 8, false, false, 0 },
-	{ "comm", 16, false, true, 0 },
-	{ "retval", 8, true, false, PROBE_HAS_RETVAL },
-	{ "func", 0, false, true, PROBE_HAS_FUNC },
-};
-
-static int parse_arg_index(const char *name)
-{
-	if (strncmp(name, "arg", 3) != 0 || !name[3])
-		return -1;
-	char *end;
-	long index = strtol(name + 3, &end, 10);
-	if (*end || index < 0 || index > 15)
-		return -1;
-	return (int)index;
-}
-
-/* `probe` and `func` are constants that differ between the points of one
- * block, but the block's event layouts are shared, so every point gets the
- * size of the longest. */
-static int longest_point_text(struct sema *sema, bool function)
-{
-	int longest = 0;
-	for (int i = 0; sema->probe && i < sema->probe->points.count; i++) {
-		const struct probe_point *point = sema->probe->points.items[i];
-		const char *text = function ? point->function : point->name;
-		int length = text ? (int)strlen(text) : 0;
-		if (length > longest)
-			longest = length;
-	}
-	return longest;
-}
+/* ---- identifiers: builtin variables and constants ---- */
 
 /* Kernel-internal #defines that bpftrace's tools use and that no header on
  * a machine without kernel sources provides (bpftrace finds them through
@@ -351,72 +296,16 @@ static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
 static void check_builtin(struct sema *sema, struct node *node)
 {
 	const char *name = node->name;
-	if (strcmp(name, "args") == 0) {
-		if (sema->map_loop_depth) {
-			sema_error(sema, node->loc, "args cannot be used inside a for loop over a map");
-			node->type = type_none();
-			return;
-		}
-		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGS) || !sema->point->args_type) {
-			sema_error(sema, node->loc, "the probe %s has no args",
-				 sema->point ? sema->point->name : "");
-			node->type = type_none();
-			return;
-		}
-		node->type = sema->point->args_type;
-		return;
-	}
-	if (strcmp(name, "probe") == 0) {
-		node->type = type_string(longest_point_text(sema, false) + 1);
-		return;
-	}
-	if (parse_arg_index(name) >= 0) {
-		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGN)) {
-			sema_error(sema, node->loc, "%s is not available for probe %s (it has no numbered arguments%s)",
-				 name, sema->point ? sema->point->name : "",
-				 sema->point && (sema->point->features & PROBE_HAS_ARGS) ? "; use args" : "");
-			node->type = type_none();
-			return;
-		}
-		int index = parse_arg_index(name);
-		struct probe_point *point = sema->point;
-		if ((point->args_access == ARGS_PT_REGS ||
-		     (point->args_access == ARGS_U64_ARRAY && point->arg_count > 0)) &&
-		    index >= point->arg_count) {
-			sema_error(sema, node->loc, "%s is out of range: probe %s has %d argument%s", name,
-				 point->name, point->arg_count, point->arg_count == 1 ? "" : "s");
-			node->type = type_none();
-			return;
-		}
-		if (point->args_access == ARGS_PT_REGS && point->arg_locations &&
-		    point->arg_locations[index].size < 8)
-			node->type = type_int(point->arg_locations[index].size,
-					      point->arg_locations[index].is_signed);
-		else
-			node->type = type_int(8, false);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(builtin_vars) / sizeof(builtin_vars[0]); i++) {
-		const struct builtin_var *var = &builtin_vars[i];
-		if (strcmp(var->name, name) != 0)
-			continue;
-		if (var->needs && (!sema->point || !(sema->point->features & var->needs))) {
+	const struct variable_def *variable = variable_lookup(name, &node->int_value);
+	if (variable) {
+		node->variable = variable;
+		if (variable->needs && (!sema->point || !(sema->point->features & variable->needs))) {
 			sema_error(sema, node->loc, "%s is not available for probe %s", name,
-				 sema->point ? sema->point->name : "");
+				   sema->point ? sema->point->name : "");
 			node->type = type_none();
 			return;
 		}
-		if (strcmp(name, "cpid") == 0 && !sema->options->child_pid) {
-			sema_error(sema, node->loc, "cpid is only available with -c CMD");
-			node->type = type_none();
-			return;
-		}
-		if (strcmp(name, "func") == 0)
-			node->type = type_string(longest_point_text(sema, true) + 1);
-		else if (var->sema_is_string)
-			node->type = type_string(var->size ? var->size : sema->options->max_strlen);
-		else
-			node->type = type_int(var->size, var->is_signed);
+		variable->check(sema, node);
 		return;
 	}
 	int64_t constant;
@@ -775,9 +664,9 @@ static void check_unary(struct sema *sema, struct node *node)
 		}
 		return;
 	case OP_DEREF:
-		if (node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "curtask") == 0 &&
-		    task_struct_pointer())
-			node->lhs->type = task_struct_pointer();
+		if (node->lhs->kind == NODE_BUILTIN && node->lhs->variable &&
+		    node->lhs->variable->points_to && node->lhs->variable->points_to())
+			node->lhs->type = node->lhs->variable->points_to();
 		if (node->lhs->type->kind == TYPE_POINTER && node->lhs->type->pointee &&
 		    (node->lhs->type->pointee->kind == TYPE_RECORD ||
 		     node->lhs->type->pointee->kind == TYPE_POINTER)) {
@@ -804,14 +693,6 @@ static void check_unary(struct sema *sema, struct node *node)
 	}
 }
 
-/* `curtask` is an integer for printing, but curtask->field reads the
- * current task_struct, as in bpftrace. */
-static struct type *task_struct_pointer(void)
-{
-	struct type *task = btf_available() ? btf_type_by_name("struct task_struct") : NULL;
-	return task ? type_pointer(task, false) : NULL;
-}
-
 static void check_field(struct sema *sema, struct node *node)
 {
 	sema_check_expr(sema, node->lhs);
@@ -819,11 +700,11 @@ static void check_field(struct sema *sema, struct node *node)
 	node->type = type_none();
 	if (!base || base->kind == TYPE_NONE)
 		return;
-	if (node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "curtask") == 0) {
-		base = task_struct_pointer();
+	if (node->lhs->kind == NODE_BUILTIN && node->lhs->variable && node->lhs->variable->points_to) {
+		base = node->lhs->variable->points_to();
 		if (!base) {
-			sema_error(sema, node->lhs->loc, "curtask->%s needs the kernel's BTF type information, "
-				 "which this kernel does not provide", node->name);
+			sema_error(sema, node->lhs->loc, "%s->%s needs the kernel's BTF type information, "
+				 "which this kernel does not provide", node->lhs->name, node->name);
 			return;
 		}
 		node->lhs->type = base;

@@ -1,17 +1,18 @@
 /*
- * Builtin functions: the seam where functions are added.
+ * Builtin functions and variables: the seam where they are added.
  *
- * Each family of functions lives in one file of this directory (output.c,
- * maps.c, strings.c, ...), and each function is one record there: its name,
- * how many arguments it takes, its semantic check (types, events) and its
- * code generator (IR). builtins.c strings the families' tables together.
- * sema.c and codegen.c never name a function: they look the call up here and
- * run the record's callbacks.
+ * Each family lives in one file of this directory (output.c, maps.c,
+ * strings.c, task.c, context.c, ...), and each function or variable is one
+ * record there: its name, what it takes, its semantic check (types, events)
+ * and its code generator (IR). builtins.c strings the families' tables
+ * together. sema.c and codegen.c never name a builtin: they look the name
+ * up here and run the record's callbacks.
  */
 #ifndef SONDE_BUILTINS_H
 #define SONDE_BUILTINS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct sema;
 struct codegen;
@@ -20,6 +21,7 @@ struct value;
 
 typedef void (*function_check)(struct sema *sema, struct node *call);
 typedef struct value (*function_generate)(struct codegen *gen, struct node *call);
+struct type;
 
 struct function_def {
 	const char *name;        /* NULL ends a family's table */
@@ -53,5 +55,35 @@ extern const struct function_def builtins_tool_output[];
 
 /* NULL when name is not a builtin function. */
 const struct function_def *function_lookup(const char *name);
+
+/*
+ * A builtin variable (pid, comm, args, arg0, ...). The check sets
+ * node->type (and reports what the probe lacks); the generator reads the
+ * value. Variables are looked up before kernel constants.
+ */
+struct variable_def {
+	const char *name;        /* NULL ends a family's table */
+	function_check check;
+	function_generate generate;
+	bool numbered;           /* name then a number 0-15 (arg0 .. arg15), put in node->int_value */
+	unsigned needs;          /* probe_feature bits the point must offer */
+	bool reads_pid_tgid;     /* shares the prologue's bpf_get_current_pid_tgid() */
+	/* v.field read by the variable itself (args: from the probe's context) */
+	function_generate generate_field;
+	/* v->field and *v see this pointer (curtask: the current task_struct);
+	 * NULL when the kernel has no such type */
+	struct type *(*points_to)(void);
+};
+
+/* The usual start of a variable's record: check_NAME and generate_NAME. */
+#define VARIABLE(vname) .name = #vname, .check = check_##vname, .generate = generate_##vname
+
+extern const struct variable_def variables_task[];
+extern const struct variable_def variables_context[];
+extern const struct variable_def variables_time[];
+extern const struct variable_def variables_kernel[];
+
+/* NULL when name is not a builtin variable; *index gets a numbered one's number. */
+const struct variable_def *variable_lookup(const char *name, uint64_t *index);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,5 +17,8 @@
 #include "../codegen_internal.h"
 #include "../sema_internal.h"
 #include "builtins.h"
+
+/* The check of a variable that is an unsigned 64-bit integer. */
+void builtin_check_u64(struct sema *sema, struct node *node);
 
 #endif

@@ -103,6 +103,28 @@ static struct value generate_errno_name(struct codegen *gen, struct node *call) 
 
 static struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
+static struct value generate_cpu(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_get_smp_processor_id), node->type);
+}
+
+static struct value generate_numaid(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_get_numa_node_id), node->type);
+}
+
+static struct value generate_rand(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_get_prandom_u32), node->type);
+}
+
+const struct variable_def variables_kernel[] = {
+	{ .name = "cpu", .check = builtin_check_u64, .generate = generate_cpu },
+	{ .name = "numaid", .check = builtin_check_u64, .generate = generate_numaid },
+	{ .name = "rand", .check = builtin_check_u64, .generate = generate_rand },
+	{ 0 },
+};
+
 const struct function_def builtins_kernel[] = {
 	{ FUNCTION(kaddr, 1, 1) },
 	{ FUNCTION(signal, 1, 1), .needs_unsafe = true },

@@ -1,5 +1,5 @@
 /*
- * Builtin functions, family: Time: the wall-clock time printed, and timestamps formatted in user space.
+ * Builtins, family: Time: the wall-clock time printed, and timestamps formatted in user space.
  */
 #include "family.h"
 
@@ -42,6 +42,39 @@ static struct value generate_strftime(struct codegen *gen, struct node *call)
 {
 	return gen_expr(gen, call->args->next);
 }
+
+static struct value generate_nsecs(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_ktime_get_ns), node->type);
+}
+
+/* the config map holds the start time, taken when the programs were attached */
+static struct value generate_elapsed(struct codegen *gen, struct node *node)
+{
+	int key = gen_stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	int pointer = gen_map_lookup(gen, gen->program->config_map_id, key);
+	int start = gen_const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_load(&gen->fn, 8, start, pointer, (int16_t)offsetof(struct program_config, start_ns));
+	ir_label(&gen->fn, missing);
+	int reg = gen_helper_value(gen, BPF_FUNC_ktime_get_ns);
+	ir_alu(&gen->fn, BPF_SUB, reg, start);
+	return value_reg(reg, node->type);
+}
+
+static struct value generate_jiffies(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_jiffies64), node->type);
+}
+
+const struct variable_def variables_time[] = {
+	{ .name = "nsecs", .check = builtin_check_u64, .generate = generate_nsecs },
+	{ .name = "elapsed", .check = builtin_check_u64, .generate = generate_elapsed },
+	{ .name = "jiffies", .check = builtin_check_u64, .generate = generate_jiffies },
+	{ 0 },
+};
 
 const struct function_def builtins_time[] = {
 	{ FUNCTION(time, 0, 1) },
