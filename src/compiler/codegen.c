@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aggregations/aggregation.h"
 #include "builtins/builtins.h"
 
 #define CTX_REG_ARG BPF_REG_1
@@ -211,7 +212,7 @@ int gen_value_to_reg(struct codegen *gen, struct value value)
 
 bool gen_map_has_bucket(const struct map_desc *map)
 {
-	return map->value_type && (map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST);
+	return type_is_bucketed(map->value_type);
 }
 
 int gen_user_key_size(const struct map_desc *map)
@@ -464,7 +465,7 @@ static struct value gen_field(struct codegen *gen, struct node *node)
 
 /* Signed division and remainder with C's truncation toward zero, built from
  * BPF's unsigned ones (older kernels have no signed divide). */
-static void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder)
+void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder)
 {
 	int negate = gen_const_reg(gen, 0);
 	int positive_a = ir_new_label(&gen->fn), positive_b = ir_new_label(&gen->fn);
@@ -736,61 +737,12 @@ static struct value read_var(struct codegen *gen, struct node *node)
 	return value_stack(local, var->type);
 }
 
-/* The value of count/sum/min/max/avg as one number: every possible CPU's
- * share is fetched with bpf_map_lookup_percpu_elem and combined. */
-static struct value read_aggregation(struct codegen *gen, struct node *node, struct map_desc *map,
-				     int key)
-{
-	enum type_kind kind = map->value_type->kind;
-	bool is_signed = map->value_type->is_signed;
-	int total = gen_const_reg(gen, 0), count = gen_const_reg(gen, 0), seen = gen_const_reg(gen, 0);
-	int cpus = libbpf_num_possible_cpus();
-	for (int cpu = 0; cpu < (cpus > 0 ? cpus : 1); cpu++) {
-		struct helper_arg args[3] = { ARG_MAP(map->id), ARG_STACK(key), ARG_IMM(cpu) };
-		int pointer = gen_call_helper(gen, BPF_FUNC_map_lookup_percpu_elem, args, 3);
-		int next = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, next);
-		int share = ir_new_vreg(&gen->fn);
-		ir_load(&gen->fn, 8, share, pointer, 0);
-		if (kind == TYPE_MIN || kind == TYPE_MAX) {
-			int is_set = ir_new_vreg(&gen->fn);
-			ir_load(&gen->fn, 8, is_set, pointer, 8);
-			ir_jump_if_imm(&gen->fn, BPF_JEQ, is_set, 0, next);
-			int take = ir_new_label(&gen->fn);
-			ir_jump_if_imm(&gen->fn, BPF_JEQ, seen, 0, take);
-			int keep = kind == TYPE_MAX ? (is_signed ? BPF_JSGE : BPF_JGE)
-						    : (is_signed ? BPF_JSLE : BPF_JLE);
-			ir_jump_if(&gen->fn, keep, total, share, next);
-			ir_label(&gen->fn, take);
-			ir_mov(&gen->fn, total, share);
-			ir_mov_imm(&gen->fn, seen, 1);
-		} else {
-			ir_alu(&gen->fn, BPF_ADD, total, share);
-			if (kind == TYPE_AVG) {
-				ir_load(&gen->fn, 8, share, pointer, 8);
-				ir_alu(&gen->fn, BPF_ADD, count, share);
-			}
-		}
-		ir_label(&gen->fn, next);
-	}
-	if (kind == TYPE_AVG) {
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, count, 0, done);
-		if (is_signed)
-			gen_signed_divide(gen, total, count, false);
-		else
-			ir_alu(&gen->fn, BPF_DIV, total, count);
-		ir_label(&gen->fn, done);
-	}
-	return value_reg(total, node->type);
-}
-
 static struct value read_map(struct codegen *gen, struct node *node)
 {
 	struct map_desc *map = &gen->program->maps.items[node->map_id];
 	int key = gen_map_key(gen, node, map);
 	if (type_is_aggregation(map->value_type))
-		return read_aggregation(gen, node, map, key);
+		return map->value_type->aggregation->read(gen, node, map, key);
 	int pointer = gen_map_lookup(gen, map->id, key);
 	struct type *type = map->value_type;
 	int missing = ir_new_label(&gen->fn);

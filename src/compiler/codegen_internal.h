@@ -58,6 +58,8 @@ void gen_convert_int(struct codegen *gen, int reg, const struct type *type);
 /* Writes a value into a storage slot of slot_type (8-byte ints, padded strings). */
 void gen_store_value(struct codegen *gen, struct value value, int base, int offset,
 		     const struct type *slot_type);
+/* Signed division and remainder with C's truncation toward zero. */
+void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder);
 /* Compares `limit` bytes of two strings; 1 in the result when equal. */
 int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit);
 /* Reads an object of `type` at the address in `address`: integers and

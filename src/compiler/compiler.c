@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aggregations/aggregation.h"
 #include "ast.h"
 #include "codegen.h"
 #include "sema.h"
@@ -33,7 +34,7 @@ static void lay_out_maps(struct program *program)
 		if (map->role != MAP_ROLE_USER)
 			continue;
 		uint32_t key_size = map->key_type ? (type_storage_size(map->key_type) + 7) & ~7 : 0;
-		bool bucketed = map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST;
+		bool bucketed = type_is_bucketed(map->value_type);
 		if (bucketed)
 			key_size += 8;
 		map->key_size = key_size ? key_size : 8;
@@ -42,10 +43,9 @@ static void lay_out_maps(struct program *program)
 			map->value_size = 8;
 		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
 									 : BPF_MAP_TYPE_HASH;
-		/* a keyless count() is one per-CPU slot: an array's lookup is
-		 * inlined by the verifier, and like bpftrace it prints `@: 0`
-		 * before its first event and after clear() */
-		if (map->value_type->kind == TYPE_COUNT && !map->key_type) {
+		/* a keyless count() is one per-CPU array slot (aggregations/count.c) */
+		const struct aggregation *aggregation = map->value_type->aggregation;
+		if (aggregation && aggregation->keyless_array && !map->key_type) {
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
 			map->max_entries = 1;
@@ -55,9 +55,7 @@ static void lay_out_maps(struct program *program)
 			const struct type *value = map->value_type;
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
-			map->max_entries = value->kind == TYPE_HIST
-				? 2 + (64u << value->hist_bits)
-				: (uint32_t)((value->lhist_max - value->lhist_min) / value->lhist_step) + 2;
+			map->max_entries = (uint32_t)aggregation->bucket_count(value);
 		}
 		if (bucketed && map->max_entries < 64 * 16)
 			map->max_entries = 4096 * 4;

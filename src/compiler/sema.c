@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aggregations/aggregation.h"
 #include "../common/names.h"
 #include "../common/printf_format.h"
 #include "../kernel/btf.h"
@@ -858,11 +859,9 @@ static void check_map_read(struct sema *sema, struct node *node)
 		}
 		return;
 	}
-	enum type_kind kind = map->value_type->kind;
-	if (kind == TYPE_COUNT || kind == TYPE_SUM || kind == TYPE_MIN || kind == TYPE_MAX ||
-	    kind == TYPE_AVG) {
+	if (type_is_aggregation(map->value_type) && map->value_type->aggregation->read) {
 		/* read as the combined value of every CPU's share */
-		node->type = type_int(8, kind == TYPE_COUNT ? false : map->value_type->is_signed);
+		node->type = type_int(8, map->value_type->is_signed);
 		return;
 	}
 	if (type_is_aggregation(map->value_type)) {

@@ -43,4 +43,16 @@ int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *s
 			struct print_entry **groups);
 void snapshot_histograms_free(struct print_entry *groups, int count);
 
+/* The layouts of a whole map that aggregations print with (their records
+ * choose one, aggregations/): a number per key (count, sum, min, max and
+ * plain values), an average per key (avg; with is_stats, stats' count,
+ * average and total), a histogram per key (hist, lhist). */
+struct strbuf;
+void print_map_numbers(struct strbuf *sb, const struct map_desc *map,
+		       const struct map_snapshot *snap, int top, int div, bool json);
+void print_map_averages(struct strbuf *sb, const struct map_desc *map,
+			const struct map_snapshot *snap, int top, int div, bool json, bool is_stats);
+void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
+			  const struct map_snapshot *snap, int top, int div, bool json);
+
 #endif

@@ -1,6 +1,8 @@
 /* The builtin function table: every family's records; see builtins.h. */
 #include "family.h"
 
+#include "../../aggregations/aggregation.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,6 @@ static const struct function_def *const families[] = {
 	builtins_maps,
 	builtins_stacks,
 	builtins_kernel,
-	builtins_aggregations,
 	builtins_tool_output,
 };
 
@@ -23,7 +24,9 @@ const struct function_def *function_lookup(const char *name)
 		for (const struct function_def *def = families[f]; def->name; def++)
 			if (strcmp(def->name, name) == 0)
 				return def;
-	return NULL;
+	/* each aggregation's record (aggregations/) carries its function */
+	const struct aggregation *aggregation = aggregation_lookup(name);
+	return aggregation ? &aggregation->function : NULL;
 }
 
 static const struct variable_def *const variable_families[] = {

@@ -50,7 +50,6 @@ extern const struct function_def builtins_net[];
 extern const struct function_def builtins_maps[];
 extern const struct function_def builtins_stacks[];
 extern const struct function_def builtins_kernel[];
-extern const struct function_def builtins_aggregations[];
 extern const struct function_def builtins_tool_output[];
 
 /* NULL when name is not a builtin function. */

@@ -4,6 +4,8 @@
  */
 #include "family.h"
 
+#include "../../aggregations/aggregation.h"
+
 /*
  * The JSON names of a row: a string literal of `expected` space-separated
  * names, normalized to single spaces. NULL (and an error) otherwise.
@@ -143,7 +145,7 @@ static bool check_literal(struct sema *sema, struct node *call, struct node *arg
 }
 
 /* print_log2_hist(@m, "unit"[, "label format"[, "names"[, "after"]]]) and the linear one. */
-static void check_print_hist(struct sema *sema, struct node *call, enum type_kind kind,
+static void check_print_hist(struct sema *sema, struct node *call, const struct aggregation *kind,
 			     enum event_kind event_kind)
 {
 	call->type = type_void();
@@ -159,9 +161,9 @@ static void check_print_hist(struct sema *sema, struct node *call, enum type_kin
 		return;
 	if (!map->value_type)
 		return; /* the first pass may not know it yet */
-	if (map->value_type->kind != kind) {
+	if (map->value_type->aggregation != kind) {
 		sema_error(sema, call->args->loc, "%s() needs a map of %s() values; %s holds %s",
-			 call->name, type_kind_name(kind), map->name, type_name(map->value_type));
+			 call->name, kind->function.name, map->name, type_name(map->value_type));
 		return;
 	}
 	struct type *fields[MAX_ROW_FIELDS];
@@ -195,30 +197,21 @@ static void check_print_hist(struct sema *sema, struct node *call, enum type_kin
 
 static void check_print_log2_hist(struct sema *sema, struct node *call)
 {
-	check_print_hist(sema, call, TYPE_HIST, EVENT_PRINT_LOG2_HIST);
+	check_print_hist(sema, call, &aggregation_hist, EVENT_PRINT_LOG2_HIST);
 }
 
 static void check_print_linear_hist(struct sema *sema, struct node *call)
 {
-	check_print_hist(sema, call, TYPE_LHIST, EVENT_PRINT_LINEAR_HIST);
+	check_print_hist(sema, call, &aggregation_lhist, EVENT_PRINT_LINEAR_HIST);
 }
 
 /* The integer print_top passes for a map's value; NULL when it has none. */
 static struct type *top_column_type(const struct type *value)
 {
-	switch (value->kind) {
-	case TYPE_COUNT:
-		return type_int(8, false);
-	case TYPE_SUM:
-	case TYPE_MIN:
-	case TYPE_MAX:
-	case TYPE_AVG:
-		return type_int(8, value->is_signed);
-	case TYPE_INT:
-		return (struct type *)value;
-	default:
-		return NULL;
-	}
+	/* an aggregation that reads as one number (count, sum, min, max, avg) */
+	if (type_is_aggregation(value))
+		return value->aggregation->read ? type_int(8, value->is_signed) : NULL;
+	return value->kind == TYPE_INT ? (struct type *)value : NULL;
 }
 
 /*
