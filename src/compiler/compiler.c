@@ -12,8 +12,6 @@
 #include "codegen.h"
 #include "sema.h"
 
-#define RINGBUF_DEFAULT_BYTES (1 << 20)
-
 static int add_internal_map(struct program *program, const char *name, enum map_role role,
 			    uint32_t bpf_type, uint32_t key_size, uint32_t value_size, uint32_t entries)
 {
@@ -122,14 +120,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 	int result = sema_analyze(&sema, &ast);
 	if (result == 0) {
 		lay_out_maps(program);
-		const char *ringbuf_env = getenv("SONDE_RINGBUF_SIZE");
-		long ringbuf_bytes = ringbuf_env ? strtol(ringbuf_env, NULL, 0) : RINGBUF_DEFAULT_BYTES;
-		/* the kernel wants a power of two that is a multiple of the page size */
-		long size = 4096;
-		while (size < ringbuf_bytes && size < (1L << 30))
-			size <<= 1;
+		/* its size is the loader's (SONDE_RINGBUF_SIZE, runtime/load.c) */
 		program->ringbuf_map_id = add_internal_map(program, ".ringbuf", MAP_ROLE_RINGBUF,
-							   BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size);
+							   BPF_MAP_TYPE_RINGBUF, 0, 0, 0);
 		program->lost_map_id = add_internal_map(program, ".lost", MAP_ROLE_LOST,
 							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
 							(uint32_t)(LOST_SLOT_ZERO_DIVISOR +
