@@ -1277,7 +1277,8 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 				diag_note(sema->diag, spec_node->loc, "%s", point->note);
 				last_note = point->note;
 			}
-			if (provider->describe && provider->describe(point, &error) < 0) {
+			/* the point's own provider: a stand-in describes its points */
+			if (point->provider->describe && point->provider->describe(point, &error) < 0) {
 				diag_error(sema->diag, spec_node->loc, "%s", error ? error : "cannot describe probe");
 				free(error);
 				return -1;

@@ -254,18 +254,13 @@ static int describe(struct probe_point *point, bool is_return, char **error)
 	return 0;
 }
 
-/* Points standing in for another provider are described by their own. */
 static int fentry_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &fentry_provider)
-		return point->provider->describe(point, error);
 	return describe(point, false, error);
 }
 
 static int fexit_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &fexit_provider)
-		return point->provider->describe(point, error);
 	return describe(point, true, error);
 }
 

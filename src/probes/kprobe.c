@@ -380,18 +380,13 @@ static int describe(struct probe_point *point, bool is_return, char **error)
 	return 0;
 }
 
-/* Points standing in for another provider are described by their own. */
 static int kprobe_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &kprobe_provider)
-		return point->provider->describe(point, error);
 	return describe(point, false, error);
 }
 
 static int kretprobe_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &kretprobe_provider)
-		return point->provider->describe(point, error);
 	return describe(point, true, error);
 }
 

@@ -131,7 +131,8 @@ struct provider {
 	 * with *error set; -ESRCH means "well-formed, but nothing here matches"
 	 * (a function this build of a library lacks). */
 	int (*expand)(const struct probe_spec *spec, probe_point_list *out, char **error);
-	/* Fills in args_type and features; called only for points a program uses. */
+	/* Fills in args_type and features; called only for points a program uses,
+	 * and always through point->provider (a stand-in describes its own points). */
 	int (*describe)(struct probe_point *point, char **error);
 	/* Attaches prog_fd to point; pushes every fd that keeps it attached onto *fds. */
 	int (*attach)(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);

@@ -78,9 +78,6 @@ static int tracepoint_describe(struct probe_point *point, char **error)
 	struct tracepoint_format format;
 	int err;
 
-	/* syscalls served from raw_syscalls are described by their own provider */
-	if (point->provider != &tracepoint_provider)
-		return point->provider->describe(point, error);
 	err = tracefs_read_format(point->target, point->function, &format, error);
 	if (err) {
 		/* no format file to read: the kernel's BTF knows the record too */

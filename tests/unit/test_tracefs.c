@@ -443,7 +443,7 @@ static bool test_tracepoint_expand(void)
 	EXPECT(n == want && n > 100, "sys_enter_* gave %d, want %d", n, want);
 
 	struct probe_point *point = points.items[0];
-	EXPECT(tracepoint_provider.describe(point, &error) == 0, "describe: %s", error);
+	EXPECT(point->provider->describe(point, &error) == 0, "describe: %s", error);
 	EXPECT(point->args_type && point->args_type->kind == TYPE_RECORD, "args type");
 	/* a wide syscall probe is served through raw_syscalls (syscall_tracepoint.c):
 	 * its args are located in the saved registers */
@@ -454,7 +454,7 @@ static bool test_tracepoint_expand(void)
 	n = expand("tracepoint:syscalls:sys_enter_openat", &points, &error);
 	EXPECT(n == 1, "sys_enter_openat gave %d", n);
 	point = points.items[0];
-	EXPECT(tracepoint_provider.describe(point, &error) == 0, "describe: %s", error);
+	EXPECT(point->provider->describe(point, &error) == 0, "describe: %s", error);
 	EXPECT(point->args_access == ARGS_CTX_RECORD && (point->features & PROBE_HAS_ARGS),
 	       "access/features of one syscall probe");
 	return true;
