@@ -780,7 +780,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:
-	program_free(&program);
+	compile_free(&program);
 	type_free_all();
 	btf_forget_types();
 	free(text);

@@ -226,3 +226,10 @@ int compile_program(const struct source *source, const struct compile_options *o
 	preprocessed_free(&pre);
 	return result;
 }
+
+void compile_free(struct program *program)
+{
+	for (int i = 0; i < program->points.count; i++)
+		probe_point_free(program->points.items[i]);
+	program_free(program);
+}

@@ -36,5 +36,7 @@ struct compile_options {
 /* Returns 0, or -1 after reporting every error through diag. */
 int compile_program(const struct source *source, const struct compile_options *options,
 		    struct program *program, struct diag *diag);
+/* Frees everything compile_program put in program (its probe points too). */
+void compile_free(struct program *program);
 
 #endif
