@@ -495,8 +495,12 @@ static int list_probes(const char *pattern, bool verbose)
 		if (provider) {
 			char *canonical = xasprintf("%s%s", provider->name, colon);
 
+			char *error = NULL;
 			if (provider->list)
-				status = provider->list(canonical, verbose, stdout);
+				status = provider->list(canonical, verbose, stdout, &error);
+			if (status < 0 && error)
+				fprintf(stderr, "sonde: %s\n", error);
+			free(error);
 			free(canonical);
 			return status < 0 ? 1 : 0;
 		}
@@ -506,8 +510,13 @@ static int list_probes(const char *pattern, bool verbose)
 	if (pattern && !has_wildcard(pattern))
 		search = xasprintf("*%s*", pattern);
 	for (const struct provider *const *p = provider_table; *p; p++) {
-		if ((*p)->list && (*p)->list(search ? search : pattern, verbose, stdout) < 0)
+		char *error = NULL;
+		if ((*p)->list && (*p)->list(search ? search : pattern, verbose, stdout, &error) < 0) {
+			if (error)
+				fprintf(stderr, "sonde: %s\n", error);
 			status = 1;
+		}
+		free(error);
 	}
 	free(search);
 	return status;

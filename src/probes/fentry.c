@@ -372,13 +372,13 @@ static int list_functions(const char *kind, bool is_return, const char *pattern,
 	return 0;
 }
 
-static int fentry_list(const char *pattern, bool verbose, FILE *out)
+static int fentry_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return list_functions("fentry", false, pattern, verbose, out);
 }
 
 /* Listed only when asked for by name, like kretprobes. */
-static int fexit_list(const char *pattern, bool verbose, FILE *out)
+static int fexit_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	if (!pattern || strncmp(pattern, "fexit:", 6) != 0)
 		return 0;

@@ -163,7 +163,7 @@ static int hardware_attach(const struct probe_point *point, int prog_fd, fd_list
 
 /* Lines look like bpftrace's: "hardware:cpu-cycles:". A pattern may use the
  * alias "h:" and may leave out the trailing colon. */
-static int hardware_list(const char *pattern, bool verbose, FILE *out)
+static int hardware_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	perf_event_name_print(hardware_events, HARDWARE_EVENT_COUNT, "hardware", "h", pattern, out);
 	return 0;

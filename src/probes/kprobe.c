@@ -520,14 +520,14 @@ static int list_functions(const char *kind, const char *pattern, FILE *out)
 
 /* Patterns come canonical ("kprobe:vfs_*") when a provider was named, raw
  * when -l searches every provider. */
-static int kprobe_list(const char *pattern, bool verbose, FILE *out)
+static int kprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return list_functions("kprobe", pattern, out);
 }
 
 /* Return probes exist for every kprobe; they are listed only when asked for
  * by name, as bpftrace does. */
-static int kretprobe_list(const char *pattern, bool verbose, FILE *out)
+static int kretprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	if (!pattern || strncmp(pattern, "kretprobe:", 10) != 0)
 		return 0;

@@ -144,7 +144,7 @@ struct provider {
 	 * filter on the current pid would never let it run, so it is not applied. */
 	bool no_task_context;
 	bool skip_missing;
-	int (*list)(const char *pattern, bool verbose, FILE *out);
+	int (*list)(const char *pattern, bool verbose, FILE *out, char **error);
 	/* Optional: what bpf_prog_load needs beyond prog_type for this point
 	 * (fentry/fexit: expected_attach_type and the target's BTF id and BTF
 	 * object fd, 0 for vmlinux; kprobe_multi: the expected attach type).
@@ -208,7 +208,7 @@ void perf_event_name_print(const struct perf_event_name *table, int count, const
 int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
 /* For providers whose probes have no arguments and cannot be listed. */
 int probe_describe_no_args(struct probe_point *point, char **error);
-int probe_list_nothing(const char *pattern, bool verbose, FILE *out);
+int probe_list_nothing(const char *pattern, bool verbose, FILE *out, char **error);
 
 /* ---- dispatchers (dispatch.c) ---- */
 

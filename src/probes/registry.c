@@ -331,7 +331,7 @@ int probe_describe_no_args(struct probe_point *point, char **error)
 	return 0;
 }
 
-int probe_list_nothing(const char *pattern, bool verbose, FILE *out)
+int probe_list_nothing(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return 0;
 }

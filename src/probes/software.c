@@ -124,7 +124,7 @@ static int software_attach(const struct probe_point *point, int prog_fd, fd_list
 /* Lines look like bpftrace's: "software:cpu-clock:" (the empty count part
  * standing for the default). A pattern may use the alias "s:" and may leave
  * out the trailing colon. */
-static int software_list(const char *pattern, bool verbose, FILE *out)
+static int software_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	perf_event_name_print(software_events, SOFTWARE_EVENT_COUNT, "software", "s", pattern, out);
 	return 0;

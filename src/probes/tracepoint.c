@@ -130,14 +130,13 @@ static char *canonical_pattern(const char *pattern)
 	return xstrdup(pattern);
 }
 
-static int tracepoint_list_probes(const char *pattern, bool verbose, FILE *out)
+static int tracepoint_list_probes(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	tracepoint_list found = { 0 };
-	char *error = NULL;
+	char *format_error = NULL;
 	char *full_pattern = pattern ? canonical_pattern(pattern) : xstrdup("*");
-	int err = tracefs_find("*", "*", &found, &error);
+	int err = tracefs_find("*", "*", &found, error);
 
-	free(error);
 	if (err) {
 		free(full_pattern);
 		return err;
@@ -148,13 +147,14 @@ static int tracepoint_list_probes(const char *pattern, bool verbose, FILE *out)
 			fprintf(out, "%s\n", name);
 			struct tracepoint_format format;
 			if (verbose && tracefs_read_format(found.items[i].category, found.items[i].name,
-							   &format, &error) == 0) {
+							   &format, &format_error) == 0) {
 				for (char **decl = format.decls; *decl; decl++)
 					fprintf(out, "    %s\n", *decl);
 				tracepoint_format_free(&format);
 			}
-			free(error);
-			error = NULL;
+			/* -lv of a tracepoint whose format cannot be read: its name alone */
+			free(format_error);
+			format_error = NULL;
 		}
 		free(name);
 	}

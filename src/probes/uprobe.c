@@ -378,11 +378,12 @@ static int uprobe_attach(const struct probe_point *point, int prog_fd, fd_list *
  * one binary. Without a binary there is nothing to enumerate, so a bare or
  * provider-less pattern lists nothing, as in bpftrace.
  */
-static int list_common(const struct provider *provider, const char *pattern, FILE *out)
+static int list_common(const struct provider *provider, const char *pattern, FILE *out,
+		       char **error)
 {
 	size_t prefix = strlen(provider->name);
 	const char *rest, *colon;
-	char *binary, *path = NULL, *error = NULL;
+	char *binary, *path = NULL;
 	const char *function;
 	struct elf_object *object;
 	elf_symbol_list functions = { 0 };
@@ -394,12 +395,10 @@ static int list_common(const struct provider *provider, const char *pattern, FIL
 	colon = strchr(rest, ':');
 	binary = colon ? xstrndup(rest, (size_t)(colon - rest)) : xstrdup(rest);
 	function = colon && colon[1] ? colon + 1 : "*";
-	err = resolve_target(provider->name, binary, &path, &error);
+	err = resolve_target(provider->name, binary, &path, error);
 	if (!err)
-		err = elf_object_open(path, &object, &error);
+		err = elf_object_open(path, &object, error);
 	if (err) {
-		fprintf(stderr, "sonde: %s\n", error);
-		free(error);
 		free(binary);
 		free(path);
 		return err;
@@ -416,14 +415,14 @@ static int list_common(const struct provider *provider, const char *pattern, FIL
 	return 0;
 }
 
-static int uprobe_list(const char *pattern, bool verbose, FILE *out)
+static int uprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
-	return list_common(&uprobe_provider, pattern, out);
+	return list_common(&uprobe_provider, pattern, out, error);
 }
 
-static int uretprobe_list(const char *pattern, bool verbose, FILE *out)
+static int uretprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
-	return list_common(&uretprobe_provider, pattern, out);
+	return list_common(&uretprobe_provider, pattern, out, error);
 }
 
 const struct provider uprobe_provider = {

@@ -461,10 +461,10 @@ static int usdt_attach(const struct probe_point *point, int prog_fd, fd_list *fd
  * each ("usdt:/path:provider:name"), a probe at several places once.
  * Verbose adds the argument string of the first place.
  */
-static int usdt_list(const char *pattern, bool verbose, FILE *out)
+static int usdt_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	const char *rest, *colon;
-	char *binary, *path = NULL, *error = NULL, *full_pattern;
+	char *binary, *path = NULL, *full_pattern;
 	struct elf_object *object = NULL;
 	stapsdt_note_list notes = { 0 };
 	int err;
@@ -476,12 +476,10 @@ static int usdt_list(const char *pattern, bool verbose, FILE *out)
 	binary = colon ? xstrndup(rest, (size_t)(colon - rest)) : xstrdup(rest);
 	err = elf_resolve_binary(binary, 0, &path);
 	if (err < 0)
-		error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
+		*error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
 	else
-		err = read_notes(path, &object, &notes, &error);
+		err = read_notes(path, &object, &notes, error);
 	if (err) {
-		fprintf(stderr, "sonde: %s\n", error);
-		free(error);
 		free(binary);
 		free(path);
 		return err;

@@ -505,7 +505,7 @@ static bool test_tracepoint_list(void)
 	size_t length = 0;
 	FILE *out = open_memstream(&text, &length);
 
-	EXPECT(tracepoint_provider.list("t:sched:sched_switch", true, out) == 0, "list failed");
+	EXPECT(tracepoint_provider.list("t:sched:sched_switch", true, out, NULL) == 0, "list failed");
 	fclose(out);
 	const char *want = "tracepoint:sched:sched_switch\n"
 			   "    char prev_comm[16]\n"
@@ -514,7 +514,7 @@ static bool test_tracepoint_list(void)
 	free(text);
 
 	out = open_memstream(&text, &length);
-	tracepoint_provider.list("tracepoint:syscalls:sys_enter_openat*", false, out);
+	tracepoint_provider.list("tracepoint:syscalls:sys_enter_openat*", false, out, NULL);
 	fclose(out);
 	EXPECT(strstr(text, "tracepoint:syscalls:sys_enter_openat\n") &&
 		       !strstr(text, "    "),
@@ -609,13 +609,13 @@ static bool test_software_list(void)
 	size_t length = 0;
 	FILE *out = open_memstream(&text, &length);
 
-	software_provider.list("software:*", false, out);
+	software_provider.list("software:*", false, out, NULL);
 	fclose(out);
 	EXPECT(strstr(text, "software:cpu-clock:\n") && strstr(text, "software:task-clock:\n"),
 	       "got:\n%s", text);
 	free(text);
 	out = open_memstream(&text, &length);
-	software_provider.list("s:page-faults", false, out);
+	software_provider.list("s:page-faults", false, out, NULL);
 	fclose(out);
 	EXPECT(strcmp(text, "software:page-faults:\n") == 0, "got:\n%s", text);
 	free(text);
