@@ -35,6 +35,7 @@
 
 #include "../kernel/btf.h"
 #include "../kernel/features.h"
+#include "../kernel/pmu.h"
 #include "../kernel/tracefs.h"
 
 extern const struct provider kprobe_provider;
@@ -400,21 +401,6 @@ static int kprobe_prepare_load(const struct probe_point *point, uint32_t *expect
 
 /* ---- attaching ---- */
 
-/* An integer from a sysfs file of the kprobe PMU, or -errno. */
-static int read_pmu_number(const char *path, const char *skip)
-{
-	char *text = read_file(path, NULL);
-	int value;
-
-	if (!text)
-		return -errno;
-	/* format/retprobe reads "config:0" */
-	const char *digits = strncmp(text, skip, strlen(skip)) == 0 ? text + strlen(skip) : text;
-	value = atoi(digits);
-	free(text);
-	return value;
-}
-
 static int attach_multi(const struct probe_point *point, bool is_return, int prog_fd,
 			fd_list *fds, char **error)
 {
@@ -443,7 +429,7 @@ static int attach(const struct probe_point *point, bool is_return, int prog_fd, 
 
 	if (point->function_count)
 		return attach_multi(point, is_return, prog_fd, fds, error);
-	type = read_pmu_number("/sys/bus/event_source/devices/kprobe/type", "");
+	type = pmu_type("kprobe");
 	if (type < 0) {
 		*error = xasprintf("cannot attach %s: the kernel has no kprobe PMU (%s); it was "
 				   "probably built without CONFIG_KPROBES",
@@ -451,8 +437,7 @@ static int attach(const struct probe_point *point, bool is_return, int prog_fd, 
 		return type;
 	}
 	if (is_return) {
-		bit = read_pmu_number("/sys/bus/event_source/devices/kprobe/format/retprobe",
-				      "config:");
+		bit = pmu_format_bit("kprobe", "retprobe");
 		if (bit < 0) {
 			*error = xasprintf("cannot attach %s: the kprobe PMU has no retprobe "
 					   "format bit", point->name);
