@@ -839,40 +839,6 @@ int btf_list_names(int kind, const char *prefix, bool with_modules, btf_name_lis
 	return 0;
 }
 
-/* ---- kallsyms ---- */
-
-int kallsyms_lookup(const char *symbol, unsigned long long *address)
-{
-	FILE *file = fopen("/proc/kallsyms", "re");
-	char *line = NULL;
-	size_t capacity = 0;
-	size_t symbol_length = strlen(symbol);
-	int err = -ENOENT;
-
-	if (!file)
-		return -errno;
-	while (getline(&line, &capacity, file) > 0) {
-		/* "ffffffff81000000 T _text" or "... t name\t[module]" */
-		char *type = strchr(line, ' ');
-		if (!type || !type[1] || type[2] != ' ')
-			continue;
-		char *name = type + 3;
-		if (strncmp(name, symbol, symbol_length) != 0 ||
-		    (name[symbol_length] != '\n' && name[symbol_length] != '\t' &&
-		     name[symbol_length] != '\0'))
-			continue;
-		unsigned long long value = strtoull(line, NULL, 16);
-		/* Zero addresses mean kptr_restrict hides them from us. */
-		err = value ? 0 : -EACCES;
-		if (value)
-			*address = value;
-		break;
-	}
-	free(line);
-	fclose(file);
-	return err;
-}
-
 /* ---- C declarations, for -lv ---- */
 
 static void append_printf(void *context, const char *fmt, va_list args)

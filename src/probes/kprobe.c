@@ -35,6 +35,7 @@
 
 #include "../kernel/btf.h"
 #include "../kernel/features.h"
+#include "../kernel/kallsyms.h"
 #include "../kernel/pmu.h"
 #include "../kernel/tracefs.h"
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kernel/btf.h"
+#include "kernel/kallsyms.h"
 #include "kernel/tracefs.h"
 #include "kernel/features.h"
 #include "probes/provider.h"

@@ -14,6 +14,7 @@
 #include "../../common/names.h"
 #include "../../common/printf_format.h"
 #include "../../kernel/btf.h"
+#include "../../kernel/kallsyms.h"
 #include "../codegen_internal.h"
 #include "../sema_internal.h"
 #include "builtins.h"
