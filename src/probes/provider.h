@@ -203,6 +203,22 @@ void perf_event_name_point(const struct provider *provider, const struct perf_ev
 void perf_event_name_print(const struct perf_event_name *table, int count, const char *provider,
 			   const char *alias, const char *pattern, FILE *out);
 
+/* software and hardware: a table of named perf events of one perf type. */
+struct perf_event_family {
+	const struct provider *provider;
+	uint32_t perf_type;                  /* PERF_TYPE_SOFTWARE, PERF_TYPE_HARDWARE */
+	const struct perf_event_name *events;
+	int event_count;
+	const char *example;                 /* "software:faults:100", for the usage error */
+};
+/* PROVIDER:EVENT[:COUNT], EVENT possibly a wildcard: a point per event. */
+int perf_event_family_expand(const struct perf_event_family *family, const struct probe_spec *spec,
+			     probe_point_list *out, char **error);
+/* Opens point's event (its index found by name) on every CPU and attaches prog_fd. */
+int perf_event_family_attach(const struct perf_event_family *family,
+			     const struct probe_point *point, int prog_fd, fd_list *fds,
+			     char **error);
+
 /* interval and profile: a cpu-clock perf event ticking at point->period ns
  * or point->frequency hz, on one CPU or on every CPU (point->every_cpu). */
 int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
