@@ -4,7 +4,8 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen
-LDLIBS  := -lbpf -lelf -lz -liberty
+# libssl/libcrypto: sonde serve's TLS; libcrypt: its basic auth's bcrypt
+LDLIBS  := -lbpf -lelf -lz -liberty -lssl -lcrypto -lcrypt
 PREFIX  ?= /usr/local
 
 SRCS     := $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c))
@@ -132,16 +133,75 @@ build/man/sonde-%.8: tools/%.bt build/sonde
 	build/sonde $* --man > $@.tmp
 	mv $@.tmp $@
 
-# The binary, the man pages, and (unless TOOL_LINKS=no) a link per tool, so
-# that `execsnoop` runs `sonde execsnoop`.
-install: build/sonde man
-	install -D -m 755 build/sonde $(DESTDIR)$(PREFIX)/bin/sonde
-	install -d $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/
-	@if [ "$(TOOL_LINKS)" != no ]; then \
-		for t in $(TOOL_NAMES); do ln -sf sonde $(DESTDIR)$(PREFIX)/bin/$$t; done; \
-		echo "installed links: $(TOOL_NAMES)"; \
-	fi
+# Installation: make install / make uninstall (PREFIX, DESTDIR), and make deb
+# (build/sonde_VERSION_ARCH.deb). packaging/install.sh holds the one list of
+# what goes where: the binary, the man pages, the bash completion and
+# (unless TOOL_LINKS=no) a link per tool, so that `execsnoop` runs
+# `sonde execsnoop`, with a completion link beside it (TOOL_COMPLETIONS=no
+# leaves those out). The version is SONDE_VERSION in src/main.c, which
+# `sonde --version` prints; the package takes it from there.
+BINDIR      ?= $(PREFIX)/bin
+TOOLDIR     ?= $(BINDIR)
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+TOOL_COMPLETIONS ?= yes
+VERSION     := $(shell sed -n 's/^\#define SONDE_VERSION "\(.*\)"$$/\1/p' src/main.c)
+DEB_ARCH    := $(shell dpkg --print-architecture 2>/dev/null)
+DEB         := build/sonde_$(VERSION)_$(DEB_ARCH).deb
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+# Debian's python3 looks in dist-packages
+ifeq ($(PREFIX),/usr)
+PYTHONDIR   ?= /usr/lib/python3/dist-packages
+else
+PYTHONDIR   ?= $(PREFIX)/lib/python3/dist-packages
+endif
+INSTALL_ENV  = DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" BINDIR="$(BINDIR)" TOOLDIR="$(TOOLDIR)" \
+	       MANDIR="$(MANDIR)" BASHCOMPDIR="$(BASHCOMPDIR)" TOOL_LINKS="$(TOOL_LINKS)" \
+	       TOOL_COMPLETIONS="$(TOOL_COMPLETIONS)" LIBDIR="$(LIBDIR)" INCLUDEDIR="$(INCLUDEDIR)" \
+	       PYTHONDIR="$(PYTHONDIR)"
+
+.PHONY: uninstall deb
+
+install: build/sonde man usdt-lib
+	@$(INSTALL_ENV) sh packaging/install.sh install $(TOOL_NAMES)
+
+uninstall:
+	@$(INSTALL_ENV) sh packaging/install.sh uninstall $(TOOL_NAMES)
+
+deb: $(DEB)
+
+$(DEB): build/pkg/sonde man completion/sonde.bash packaging/install.sh packaging/deb.sh \
+	$(wildcard packaging/debian/*)
+	@sh packaging/deb.sh build/pkg/sonde "$(VERSION)" "$(DEB_ARCH)" $@ $(TOOL_NAMES)
+
+# The packaged binary: build/sonde's objects linked with full RELRO (symbols
+# bound at start, the tables read-only after), as Debian's hardening asks.
+build/pkg/sonde: $(OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wl,-z,relro,-z,now -o $@ $^ $(LDLIBS)
 
 clean:
 	rm -rf build
+
+# ---- libsonde-usdt (lib/usdt/, see its README): USDT probes defined at run
+# time, with a Python binding. Independent of sonde: its own sources and flags.
+USDT_SO   := build/lib/libsonde-usdt.so
+USDT_A    := build/lib/libsonde-usdt.a
+USDT_HDR  := lib/usdt/include/sonde/usdt.h
+USDT_FLAGS:= -std=gnu11 -O2 -g -fPIC -Ilib/usdt/include $(WARN)
+
+.PHONY: usdt-lib
+all: usdt-lib
+usdt-lib: $(USDT_SO) $(USDT_A)
+
+build/lib/usdt.o: lib/usdt/usdt.c $(USDT_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(USDT_FLAGS) -c -o $@ $<
+
+$(USDT_SO): build/lib/usdt.o
+	$(CC) -shared -o $@ $<
+
+$(USDT_A): build/lib/usdt.o
+	rm -f $@
+	ar rcs $@ $<

@@ -23,6 +23,11 @@ The groups (see bench/README.md for what each one means):
   profile   profile at 99 and 999 Hz: RSS, ns per sample, Ctrl-C to output
   scale     every syscall tracepoint, 100 tracepoints, 1,000 uprobes: time
             to attach, SIGINT to exit, peak RSS
+  serve     sonde serve alone: a 10,000-key map's scrape latency; 20 clients
+            scraping 100 times a second for 60 s beside slowloris clients
+            while events are counted (p99, errors, RSS, events lost)
+  usdt      libsonde-usdt: ns per disabled and per enabled (traced) fire(),
+            in C (against <sys/sdt.h>) and in Python
 
 The tracers' programs are found through /proc/PID/fdinfo: every BPF program
 file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
@@ -1086,6 +1091,202 @@ def bench_scale(reps, workdir, results, quick):
     results.context["scale"] = details
 
 
+# ---------------------------------------------------------------- serve
+
+sys.path.insert(0, os.path.join(REPO_DIR, "tests", "serve"))
+import load as serve_load  # noqa: E402
+
+SERVE_LIMIT_MS = 50.0
+
+
+def serve_start(program, workdir, env_extra=None):
+    """sonde serve on a free loopback port: (process, host, port)."""
+    log_path = os.path.join(workdir, "serve.err")
+    err = open(log_path, "w")
+    proc = subprocess.Popen([SONDE, "serve", "--listen", "127.0.0.1:0", "-e", program],
+                            stdout=subprocess.DEVNULL, stderr=err,
+                            env=dict(os.environ, **(env_extra or {})))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with open(log_path) as f:
+            found = re.search(r"Serving metrics on http://([0-9.]+):(\d+)/metrics", f.read())
+        if found:
+            return proc, found.group(1), int(found.group(2))
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("sonde serve did not start")
+
+
+def serve_stop(proc):
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def bench_serve(workdir, results, quick):
+    """sonde serve (issue 12): no bpftrace counterpart, so each row is
+    measured against its limit (50 ms) rather than another tool."""
+    keys = os.path.join(workdir, "promkeys")
+    subprocess.run(["cc", "-O2", "-o", keys,
+                    os.path.join(REPO_DIR, "tests", "tools", "lseek_keys.c")], check=True)
+    proc, host, port = serve_start('tracepoint:syscalls:sys_enter_lseek /comm == "promkeys"/ '
+                                   '{ @offsets[args->offset] = count(); }', workdir,
+                                   {"SONDE_MAX_MAP_ENTRIES": "16384"})
+    try:
+        subprocess.run([keys, "10000"], check=True)
+        time.sleep(0.3)
+        timings, size = [], 0
+        for _ in range(10 if quick else 50):
+            elapsed, status, body = serve_load.timed_scrape(host, port)
+            if status != 200 or body.count(b"\nsonde_offsets_total{") != 10000:
+                raise RuntimeError("a 10,000-key scrape came back wrong (status %d)" % status)
+            timings.append(elapsed * 1000)
+            size = len(body)
+    finally:
+        serve_stop(proc)
+    results.add("serve", "10,000-key map: scrape, vs the limit", "ms",
+                {"sonde": timings, "limit": [SERVE_LIMIT_MS]}, 1.0, baseline="limit",
+                extra={"bytes": size})
+    results.add("serve", "10,000-key map: scrape p99, vs the limit", "ms",
+                {"sonde": [serve_load.percentile(timings, 0.99)], "limit": [SERVE_LIMIT_MS]},
+                1.0, baseline="limit")
+    log("  10,000-key scrape: median %.1f ms, %d bytes" % (median(timings), size))
+
+    seconds = 10 if quick else 60
+    calls = 200000
+    loop = os.path.join(workdir, "promload")
+    subprocess.run(["cc", "-O2", "-o", loop,
+                    os.path.join(REPO_DIR, "tests", "tools", "getppid_loop.c")], check=True)
+    proc, host, port = serve_start('tracepoint:syscalls:sys_enter_getppid /comm == "promload"/ '
+                                   '{ @calls = count(); }', workdir)
+    try:
+        slow = serve_load.Slowloris(host, port, 80)
+        rss = []
+        ticks = [0]
+
+        def tick():
+            ticks[0] += 1
+            if ticks[0] % 2 == 0:
+                slow.tick()
+            rss.append(serve_load.rss_kb(proc.pid))
+
+        def generate():
+            # a burst of calls every 10 s, counted while the scrapes go on
+            for _ in range(max(1, seconds // 10)):
+                subprocess.run([loop, str(calls)], check=True)
+                time.sleep(max(0.0, 10 - 1))
+
+        generator = threading.Thread(target=generate, daemon=True)
+        generator.start()
+        load = serve_load.ScrapeLoad(host, port, clients=20, rate=100, seconds=seconds,
+                                     on_tick=tick).run()
+        generator.join(120)
+        slow.close()
+        status, _, text = serve_load.fetch(host, port)
+        counted = re.search(r"^sonde_calls_total (\d+)$", text, re.M)
+    finally:
+        serve_stop(proc)
+    made = calls * max(1, seconds // 10)
+    steady = [r for r in rss[len(rss) // 4:] if r]
+    lat = [x * 1000 for x in load.latencies]
+    results.add("serve", "%d s of 100 scrapes/s (20 clients): p99, vs the limit" % seconds, "ms",
+                {"sonde": [serve_load.percentile(lat, 0.99)], "limit": [SERVE_LIMIT_MS]}, 1.0,
+                baseline="limit")
+    results.note("serve", "%d s of 100 scrapes/s: the rest" % seconds,
+                 "%s; slowloris closed %d of 80; RSS %s -> %s KiB; events %d made, %s counted"
+                 % (load.summary(), slow.closed, steady[:1], steady[-1:], made,
+                    counted.group(1) if counted else "?"))
+    results.context["serve"] = {"scrapes": len(lat), "errors": load.errors[:20],
+                                "rss_kb": rss, "events_made": made,
+                                "events_counted": int(counted.group(1)) if counted else None}
+    log("  scrape load: " + load.summary())
+# ---------------------------------------------------------------- usdt library
+
+USDT_LIB = os.path.join(REPO_DIR, "build", "lib", "libsonde-usdt.so")
+
+
+def usdt_bench_run(command, env, traced_program=None):
+    """Runs one usdt_bench(.py) measurement; with traced_program, sonde is
+    attached to the process (-p) first, and exits on PROVIDER:done. Returns
+    ns per firing, or None (and logs why)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    tracer = None
+    try:
+        if traced_program:
+            line = proc.stdout.readline()
+            if not line.startswith("ready "):
+                log("  usdt: %s did not start: %s" % (command[0], proc.stderr.read()))
+                return None
+            tracer = subprocess.Popen([SONDE, "-q", "-p", line.split()[1], "-e",
+                                       traced_program], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=300)
+        if tracer:
+            tracer.wait(timeout=60)
+        match = re.search(r"^ns ([0-9.]+)$", out, re.M)
+        if proc.returncode != 0 or not match:
+            log("  usdt: %s failed: %s" % (" ".join(command), err.strip()))
+            return None
+        return float(match.group(1))
+    finally:
+        for p in (proc, tracer):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def bench_usdt(reps, workdir, results, quick):
+    """libsonde-usdt: a disabled fire() (no tracer: one load and a branch)
+    and an enabled one (sonde attached, counting), in C against the same
+    probe compiled in with <sys/sdt.h>, and in Python against an empty
+    function call."""
+    if not os.path.exists(USDT_LIB):
+        subprocess.run(["make", "-C", REPO_DIR, "usdt-lib"], check=True)
+    binary = os.path.join(workdir, "usdt_bench")
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-I" + os.path.join(REPO_DIR, "lib", "usdt",
+                                                                         "include"),
+                    "-o", binary, os.path.join(BENCH_DIR, "usdt_bench.c"),
+                    os.path.join(REPO_DIR, "build", "lib", "libsonde-usdt.a")], check=True)
+    env = dict(os.environ, SONDE_USDT_LIB=USDT_LIB,
+               PYTHONPATH=os.path.join(REPO_DIR, "lib", "usdt", "python"))
+    python = [sys.executable, os.path.join(BENCH_DIR, "usdt_bench.py")]
+    counting = "usdt:*:%s:hit { @ = count(); } usdt:*:%s:done { exit(); }"
+    sdt_counting = ("usdt:%s:bench_sdt:hit { @ = count(); } usdt:%s:bench_sdt:done { exit(); }"
+                    % (binary, binary))
+    disabled_n, enabled_n = (20000000, 100000) if quick else (100000000, 300000)
+    py_disabled_n, py_enabled_n = (500000, 50000) if quick else (2000000, 200000)
+    rows = [
+        ("disabled fire(), C vs sdt.h", "sdt.h",
+         ([binary, "lib", "disabled", str(disabled_n)], None),
+         ([binary, "sdt", "disabled", str(disabled_n)], None)),
+        ("enabled fire() traced by sonde, C vs sdt.h", "sdt.h",
+         ([binary, "lib", "enabled", str(enabled_n)], counting % ("bench_lib", "bench_lib")),
+         ([binary, "sdt", "enabled", str(enabled_n)], sdt_counting)),
+        ("disabled fire(a, b), Python vs empty call", "empty call",
+         (python + ["disabled", str(py_disabled_n)], None),
+         (python + ["noop", str(py_disabled_n)], None)),
+        ("disabled fire(callable), Python vs empty call", "empty call",
+         (python + ["lazy", str(py_disabled_n)], None),
+         (python + ["noop", str(py_disabled_n)], None)),
+        ("enabled fire(a, b) traced by sonde, Python vs C", "C",
+         (python + ["enabled", str(py_enabled_n)], counting % ("bench_py", "bench_py")),
+         ([binary, "lib", "enabled", str(enabled_n)], counting % ("bench_lib", "bench_lib"))),
+    ]
+    for name, baseline, (lib_command, lib_trace), (base_command, base_trace) in rows:
+        samples = {"sonde": [], baseline: []}
+        for _ in range(reps):
+            for key, command, traced in (("sonde", lib_command, lib_trace),
+                                         (baseline, base_command, base_trace)):
+                value = usdt_bench_run(command, env, traced)
+                if value is not None:
+                    samples[key].append(value)
+        results.add("usdt", name, "ns", samples, None, baseline=baseline)
+    log("  usdt done")
+
+
 # ---------------------------------------------------------------- table
 
 class Results:
@@ -1161,7 +1362,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
     parser.add_argument("--only",
-                        default="startup,kernel,dd,delivery,footprint,tools,profile,scale",
+                        default="startup,kernel,dd,delivery,footprint,tools,profile,scale,serve,usdt",
                         help="comma-separated groups to run")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -1201,6 +1402,12 @@ def main():
         if "scale" in groups:
             log("scale")
             bench_scale(1 if args.quick else 3, workdir, results, args.quick)
+        if "serve" in groups:
+            log("serve")
+            bench_serve(workdir, results, args.quick)
+        if "usdt" in groups:
+            log("usdt library")
+            bench_usdt(2 if args.quick else 5, workdir, results, args.quick)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)

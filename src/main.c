@@ -37,6 +37,7 @@
 #include "probes/provider.h"
 #include "render/commands.h"
 #include "runtime/runtime.h"
+#include "serve/serve.h"
 #include "toolkit/tool.h"
 
 #define SONDE_VERSION "0.1.0"
@@ -74,17 +75,21 @@ struct cli {
 	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
 	uint32_t stack_storage_size; /* a tool's --stack-storage-size; 0 = SONDE_STACK_STORAGE_SIZE */
 	struct picture_request picture; /* a tool's --svg / --heatmap */
+	const struct serve_options *serve; /* sonde serve; NULL otherwise */
 };
 
 static const char usage_text[] =
 	"usage: sonde [options] -e 'program' [args...]\n"
 	"       sonde [options] program-file [args...]\n"
 	"       sonde [options] - [args...]       (program read from stdin)\n"
-	"       sonde -l [-v] [pattern]\n"
+	"       sonde -l [-v] [-p PID] [pattern]\n"
 	"       sonde TOOL [tool options]        (sonde tools lists them)\n"
+	"       sonde providers                  (probe types and their short names)\n"
 	"       sonde flamegraph [options] [FILE]\n"
 	"                                        (stacks drawn as an SVG flame graph)\n"
 	"       sonde heatmap [options] [FILE]   (JSON histograms drawn as a heat map)\n"
+	"       sonde serve [--listen ADDR:PORT] [--label @MAP=NAME,...] PROGRAM|TOOL [args...]\n"
+	"                                        (the maps as a Prometheus target, at /metrics)\n"
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
 	"program are its positional parameters $1..$N.\n"
@@ -476,13 +481,32 @@ static bool have_privileges(void)
 	return true;
 }
 
+/* One provider's -l answer, through list_process when -p gave a pid and
+ * the provider has one; its error printed here, providers never print. */
+static int list_provider(const struct provider *provider, const char *pattern, pid_t pid,
+			 bool verbose)
+{
+	char *error = NULL;
+	int status = 0;
+
+	if (pid && provider->list_process)
+		status = provider->list_process(pattern, pid, verbose, stdout, &error);
+	else if (provider->list)
+		status = provider->list(pattern, verbose, stdout, &error);
+	if (status < 0 && error)
+		fprintf(stderr, "sonde: %s\n", error);
+	free(error);
+	return status;
+}
+
 /*
  * -l [pattern]: a pattern that starts with a provider's name or alias goes
  * to that provider only (spelled with the canonical name, which is what
  * providers match against); any other pattern goes to every provider, and
- * one without a wildcard matches names that contain it.
+ * one without a wildcard matches names that contain it. With -p, providers
+ * that can list the probes of one process (usdt) list those instead.
  */
-static int list_probes(const char *pattern, bool verbose)
+static int list_probes(const char *pattern, pid_t pid, bool verbose)
 {
 	const char *colon = pattern ? strchr(pattern, ':') : NULL;
 	int status = 0;
@@ -495,12 +519,7 @@ static int list_probes(const char *pattern, bool verbose)
 		if (provider) {
 			char *canonical = xasprintf("%s%s", provider->name, colon);
 
-			char *error = NULL;
-			if (provider->list)
-				status = provider->list(canonical, verbose, stdout, &error);
-			if (status < 0 && error)
-				fprintf(stderr, "sonde: %s\n", error);
-			free(error);
+			status = list_provider(provider, canonical, pid, verbose);
 			free(canonical);
 			return status < 0 ? 1 : 0;
 		}
@@ -510,13 +529,8 @@ static int list_probes(const char *pattern, bool verbose)
 	if (pattern && !has_wildcard(pattern))
 		search = xasprintf("*%s*", pattern);
 	for (const struct provider *const *p = provider_table; *p; p++) {
-		char *error = NULL;
-		if ((*p)->list && (*p)->list(search ? search : pattern, verbose, stdout, &error) < 0) {
-			if (error)
-				fprintf(stderr, "sonde: %s\n", error);
+		if (list_provider(*p, search ? search : pattern, pid, verbose) < 0)
 			status = 1;
-		}
-		free(error);
 	}
 	free(search);
 	return status;
@@ -546,7 +560,8 @@ static int run_program(const struct cli *cli, char *text, const char *filename);
  * `sonde TOOL [options]` (or a link named TOOL): the tool's command line
  * gives its program, macros and settings; the pipeline is the same.
  */
-static int run_tool(const struct tool *tool, int argc, char **argv)
+static int run_tool(const struct tool *tool, int argc, char **argv,
+		    const struct serve_options *serve)
 {
 	struct tool_run run;
 	struct strbuf notes;
@@ -589,6 +604,7 @@ static int run_tool(const struct tool *tool, int argc, char **argv)
 
 	memset(&cli, 0, sizeof(cli));
 	cli.tool = true;
+	cli.serve = serve;
 	cli.json = run.json;
 	cli.dry_run = run.dry_run;
 	cli.verbose = run.verbose > 1 ? run.verbose - 1 : 0;
@@ -653,6 +669,137 @@ static int tools_command(int argc, char **argv)
 	return 0;
 }
 
+static const char serve_usage_text[] =
+	"usage: sonde serve [--listen ADDR:PORT] [--web.config.file FILE] [--label @MAP=NAME[,NAME...]]...\n"
+	"                   -e 'program' [args...]\n"
+	"       sonde serve [serve options] [program options] program-file [args...]\n"
+	"       sonde serve [serve options] TOOL [tool options]\n"
+	"\n"
+	"Runs the program or tool until stopped and answers GET /metrics with its\n"
+	"maps' current values in the Prometheus text format (OpenMetrics when asked):\n"
+	"@m is sonde_m (a tool's, sonde_TOOL_m); keys are labels.\n"
+	"\n"
+	"serve options:\n"
+	"  --listen ADDR:PORT   where to listen (default " SERVE_DEFAULT_LISTEN "; :PORT for every\n"
+	"                       address, [::1]:PORT for IPv6, port 0 for any free port)\n"
+	"  --label @M=A,B       name the labels of @M's key parts A and B (default: the\n"
+	"                       builtin used as the key, such as comm or pid, else key, key0...)\n"
+	"  --web.config.file FILE, --web-config FILE\n"
+	"                       TLS and basic authentication, in the web config format of\n"
+	"                       Prometheus' exporters (tls_server_config, basic_auth_users)\n";
+
+/* The value of --NAME VALUE or --NAME=VALUE at argv[*i]; NULL if argv[*i]
+ * is not that option. Advances *i past what it used. */
+static const char *serve_option_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t length = strlen(name);
+
+	if (strncmp(argv[*i], name, length) != 0)
+		return NULL;
+	if (argv[*i][length] == '=')
+		return argv[(*i)++] + length + 1;
+	if (argv[*i][length] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "sonde: serve: %s needs a value\n", name);
+		exit(1);
+	}
+	*i += 2;
+	return argv[*i - 1];
+}
+
+/*
+ * `sonde serve [serve options] PROGRAM|TOOL ...`: the serve options, then a
+ * tool's command line or a program's, exactly as they would be given
+ * without serve.
+ */
+static int serve_command(int argc, char **argv)
+{
+	struct serve_options serve;
+	const struct tool *tool;
+	int i = 1, status;
+
+	memset(&serve, 0, sizeof(serve));
+	while (i < argc) {
+		const char *value;
+		char *error = NULL;
+
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			fputs(serve_usage_text, stdout);
+			serve_options_free(&serve);
+			return 0;
+		} else if ((value = serve_option_value(argc, argv, &i, "--listen"))) {
+			serve.listen = value;
+		} else if ((value = serve_option_value(argc, argv, &i, "--web.config.file")) ||
+			   (value = serve_option_value(argc, argv, &i, "--web-config"))) {
+			if (serve.web) {
+				fprintf(stderr, "sonde: serve: --web.config.file is given twice\n");
+				serve_options_free(&serve);
+				return 1;
+			}
+			/* read and checked now: a bad file stops sonde before it compiles */
+			if (web_config_load(value, &serve.web, &error) < 0) {
+				fprintf(stderr, "%s\n", error);
+				free(error);
+				serve_options_free(&serve);
+				return 1;
+			}
+		} else if ((value = serve_option_value(argc, argv, &i, "--label"))) {
+			if (serve_add_label(&serve, value, &error) < 0) {
+				fprintf(stderr, "sonde: serve: %s\n", error);
+				free(error);
+				serve_options_free(&serve);
+				return 1;
+			}
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		fprintf(stderr, "sonde: serve: no program or tool given\n\n%s", serve_usage_text);
+		serve_options_free(&serve);
+		return 1;
+	}
+	if ((tool = tool_find(argv[i]))) {
+		serve.tool = tool->name;
+		status = run_tool(tool, argc - i, argv + i, &serve);
+		serve_options_free(&serve);
+		return status;
+	}
+
+	/* the program's own command line, as `sonde` would read it */
+	struct cli cli;
+	char **words = xcalloc((size_t)(argc - i + 2), sizeof(char *));
+
+	words[0] = argv[0];
+	memcpy(words + 1, argv + i, (size_t)(argc - i) * sizeof(char *));
+	memset(&cli, 0, sizeof(cli));
+	parse_cli(argc - i + 1, words, &cli);
+	cli.serve = &serve;
+	main_verbose_level = cli.verbose;
+	status = 1;
+	if (cli.list)
+		fprintf(stderr, "sonde: serve: -l lists probes; it serves nothing\n");
+	else if (have_privileges())
+		status = run_program(&cli, NULL, NULL);
+	free(words);
+	serve_options_free(&serve);
+	return status;
+}
+
+/* One line per probe type: its name, then the aliases it may be written
+ * with ("tracepoint t"). Needs no privileges, so shell completion can ask. */
+static int providers_command(int argc, char **argv)
+{
+	for (const struct provider *const *p = provider_table; *p; p++) {
+		printf("%s", (*p)->name);
+		for (const char *const *alias = (*p)->aliases; *alias; alias++)
+			printf(" %s", *alias);
+		printf("\n");
+	}
+	return 0;
+}
+
 /* `sonde WORD ...` for words that are commands of their own rather than
  * programs or tools; each gets the words from WORD on. */
 static const struct subcommand {
@@ -660,8 +807,10 @@ static const struct subcommand {
 	int (*run)(int argc, char **argv);
 } subcommands[] = {
 	{ "tools", tools_command },
+	{ "providers", providers_command },
 	{ "flamegraph", flamegraph_command },
 	{ "heatmap", heatmap_command },
+	{ "serve", serve_command },
 };
 
 int main(int argc, char **argv)
@@ -674,13 +823,13 @@ int main(int argc, char **argv)
 	libbpf_set_print(main_libbpf_print);
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
-		return run_tool(tool, argc, argv);
+		return run_tool(tool, argc, argv, NULL);
 	for (size_t i = 0; argc > 1 && i < sizeof(subcommands) / sizeof(subcommands[0]); i++) {
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].run(argc - 1, argv + 1);
 	}
 	if (argc > 1 && (tool = tool_find(argv[1])))
-		return run_tool(tool, argc - 1, argv + 1);
+		return run_tool(tool, argc - 1, argv + 1, NULL);
 
 	memset(&cli, 0, sizeof(cli));
 	parse_cli(argc, argv, &cli);
@@ -693,8 +842,25 @@ int main(int argc, char **argv)
 
 		/* -l FILE lists the probes of a program, -l PATTERN those of the kernel. */
 		if (cli.arg_count == 0 || stat(cli.args[0], &file_status) != 0 ||
-		    !S_ISREG(file_status.st_mode))
-			return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, cli.verbose > 0);
+		    !S_ISREG(file_status.st_mode)) {
+			pid_t list_pid = 0;
+
+			/* bpftrace takes options after the pattern too: -l 'usdt:*' -p PID */
+			for (int i = 1; i < cli.arg_count; i++) {
+				if (strcmp(cli.args[i], "-p") == 0 && i + 1 == cli.arg_count)
+					die_usage("-p needs a process id");
+				else if (strcmp(cli.args[i], "-p") == 0)
+					cli.pid_text = cli.args[++i];
+				else if (strcmp(cli.args[i], "-v") == 0)
+					cli.verbose++;
+				else
+					die_usage("unexpected '%s' after the -l pattern", cli.args[i]);
+			}
+			if (cli.pid_text && parse_pid(cli.pid_text, &list_pid) < 0)
+				return 1;
+			return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, list_pid,
+					   cli.verbose > 0);
+		}
 		cli.program_path = cli.args[0];
 		cli.args++;
 		cli.arg_count--;
@@ -761,6 +927,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.macro_count = cli.macro_count;
 	compile_options.join_printf = cli.tool;
 	compile_options.drop_empty_probes = cli.tool;
+	compile_options.hist_sums = cli.serve != NULL;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);
@@ -786,6 +953,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	runtime_options.no_exit_maps = cli.tool;
 	runtime_options.picture = cli.picture;
+	runtime_options.serve = cli.serve;
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:

@@ -62,33 +62,49 @@ struct aggregation_site aggregation_begin(struct codegen *gen, int bucket_reg)
 	return site;
 }
 
-void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount, bool with_count)
+void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount, int second)
 {
 	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, site->pointer, 0, missing);
 	int current = ir_new_vreg(&gen->fn);
-	ir_load(&gen->fn, 8, current, site->pointer, 0);
-	if (amount < 0)
-		ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
-	else
-		ir_alu(&gen->fn, BPF_ADD, current, amount);
-	ir_store(&gen->fn, 8, site->pointer, 0, current);
-	if (with_count) {
-		ir_load(&gen->fn, 8, current, site->pointer, 8);
-		ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
-		ir_store(&gen->fn, 8, site->pointer, 8, current);
+	for (int field = 0; field < 2; field++) {
+		int add = field == 0 ? amount : second;
+		if (add == AGGREGATION_NOTHING)
+			continue;
+		ir_load(&gen->fn, 8, current, site->pointer, (int16_t)(field * 8));
+		if (add == AGGREGATION_ONE)
+			ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
+		else
+			ir_alu(&gen->fn, BPF_ADD, current, add);
+		ir_store(&gen->fn, 8, site->pointer, (int16_t)(field * 8), current);
 	}
 	ir_jump(&gen->fn, done);
 	ir_label(&gen->fn, missing);
 	int value = gen_stack_alloc(gen, site->map->value_size);
-	if (amount < 0)
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)value, 1);
-	else
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
-	if (with_count)
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(value + 8), 1);
+	for (int field = 0; field < 2; field++) {
+		int add = field == 0 ? amount : second;
+		int16_t offset = (int16_t)(value + field * 8);
+		if (add == AGGREGATION_ONE)
+			ir_store_imm(&gen->fn, 8, BPF_REG_10, offset, 1);
+		else if (add != AGGREGATION_NOTHING)
+			ir_store(&gen->fn, 8, BPF_REG_10, offset, add);
+	}
 	gen_map_update(gen, site->map->id, site->key, value);
 	ir_label(&gen->fn, done);
+}
+
+bool aggregation_map_has_sums(const struct map_desc *map)
+{
+	const struct aggregation *aggregation = map->value_type->aggregation;
+
+	return aggregation && aggregation->summed_value_size &&
+	       map->value_size == (uint32_t)aggregation->summed_value_size;
+}
+
+void aggregation_add_to_bucket(struct codegen *gen, struct aggregation_site *site, int value)
+{
+	aggregation_add(gen, site, AGGREGATION_ONE,
+			aggregation_map_has_sums(site->map) ? value : AGGREGATION_NOTHING);
 }
 
 /* min()/max(): { value, is_set } per CPU */

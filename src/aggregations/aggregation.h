@@ -6,8 +6,9 @@
  * script to the line printed: the builtin function (name, arguments, type
  * check, and the IR that updates the map on each event), how its value is
  * laid out per CPU, whether its keys carry a bucket number, how CPUs' copies
- * fold into one number, and how a whole map of it prints in text and JSON.
- * A type of kind TYPE_AGGREGATION points at its record; nothing else in
+ * fold into one number, how a whole map of it prints in text and JSON, and
+ * the Prometheus metric family it becomes under sonde serve. A type of
+ * kind TYPE_AGGREGATION points at its record; nothing else in
  * the tree asks which aggregation a value is.
  *
  * The map layouts themselves (per-CPU hash or array, bucket numbering) are
@@ -24,6 +25,8 @@
 struct codegen;
 struct map_desc;
 struct map_snapshot;
+struct metric_type;
+struct metric_writer;
 struct node;
 struct sema;
 struct strbuf;
@@ -35,6 +38,10 @@ struct aggregation {
 	int value_size;               /* bytes of each CPU's copy of a value */
 	bool keyless_array;           /* without a key: one slot of a per-CPU array */
 	bool is_bucketed;             /* a bucket number follows the user key (hist, lhist) */
+	/* compile_options.hist_sums (sonde serve): bytes of a value that also
+	 * sums what it counts, { u64 count; s64 sum; }, so an exported
+	 * histogram's _sum is exact; 0 when the aggregation keeps no such sum */
+	int summed_value_size;
 	/* bucketed: how many buckets a value of this type has */
 	int (*bucket_count)(const struct type *type);
 
@@ -54,10 +61,16 @@ struct aggregation {
 	void (*put_bucket_label)(struct strbuf *sb, const struct type *type, int index);
 	void (*put_bucket_bounds)(struct strbuf *sb, const struct type *type, int index);
 	bool (*bucket_is_drawn)(const struct type *type, int index);
+	/* Bucketed: the largest value bucket `index` holds, a Prometheus `le`
+	 * bound; false (nothing written) for a bucket no value reaches and for
+	 * one with no upper bound. */
+	bool (*put_bucket_upper)(struct strbuf *sb, const struct type *type, int index);
 
-	/* Other renderings of a whole map (e.g. Prometheus metrics for an
-	 * exporter) belong here, next to print, as one more callback of the
-	 * same shape; NULL where an aggregation has none. */
+	/* Prometheus (sonde serve, serve/metrics.h): the metric family a map
+	 * of it becomes, and the family's samples written at a scrape, as
+	 * print writes the map at exit. NULL where it is not exported. */
+	const struct metric_type *metric_type;
+	void (*put_metrics)(struct metric_writer *out, const struct map_snapshot *snap);
 };
 
 extern const struct aggregation aggregation_count;
@@ -88,10 +101,20 @@ struct aggregation_site {
 	int pointer;
 };
 struct aggregation_site aggregation_begin(struct codegen *gen, int bucket_reg);
-/* Adds `amount` (a register, or the constant 1 when amount is -1) to the
- * u64 at the start of the value on a hit (and 1 to the second u64 when
- * with_count), or inserts it on a miss. */
-void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount, bool with_count);
+/* In aggregation_add: the constant 1 rather than a register. */
+#define AGGREGATION_ONE (-1)
+/* In aggregation_add: nothing added to the second u64. */
+#define AGGREGATION_NOTHING (-2)
+/* Adds `amount` (a register or AGGREGATION_ONE) to the u64 at the start of
+ * the value and `second` (a register, AGGREGATION_ONE or
+ * AGGREGATION_NOTHING) to the u64 after it on a hit, or inserts them on a
+ * miss. */
+void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount, int second);
+/* hist/lhist: one more in the bucket of `value`, and when the map keeps
+ * sums (summed_value_size) the value added to the bucket's sum. */
+void aggregation_add_to_bucket(struct codegen *gen, struct aggregation_site *site, int value);
+/* Whether a bucketed map's values carry their sums (summed_value_size). */
+bool aggregation_map_has_sums(const struct map_desc *map);
 /* min()/max() of the call's argument into the assigned map element. */
 void aggregation_update_extreme(struct codegen *gen, struct node *call, bool is_max);
 

@@ -3,6 +3,7 @@
 
 #include "../compiler/codegen_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_avg(struct sema *sema, struct node *call)
 {
@@ -13,7 +14,7 @@ static struct value generate_avg(struct codegen *gen, struct node *call)
 {
 	int amount = gen_value_to_reg(gen, gen_expr(gen, call->args));
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, true);
+	aggregation_add(gen, &site, amount, AGGREGATION_ONE);
 	return value_none();
 }
 
@@ -34,4 +35,6 @@ const struct aggregation aggregation_avg = {
 	.read = read_avg,
 	.fold = aggregation_fold_mean,
 	.print = print_avg,
+	.metric_type = &metric_gauge,
+	.put_metrics = metrics_put_numbers,
 };

@@ -3,6 +3,7 @@
 
 #include "../compiler/codegen_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_count(struct sema *sema, struct node *call)
 {
@@ -12,7 +13,7 @@ static void check_count(struct sema *sema, struct node *call)
 static struct value generate_count(struct codegen *gen, struct node *call)
 {
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, -1, false);
+	aggregation_add(gen, &site, AGGREGATION_ONE, AGGREGATION_NOTHING);
 	return value_none();
 }
 
@@ -30,4 +31,6 @@ const struct aggregation aggregation_count = {
 	.read = read_count,
 	.fold = aggregation_fold_total,
 	.print = print_map_numbers,
+	.metric_type = &metric_counter,
+	.put_metrics = metrics_put_numbers,
 };

@@ -1,13 +1,16 @@
 /*
  * hist(x[, k]): a power-of-two histogram, each power split in 2^k linear
  * parts. Keys carry the bucket number after the user key (program.h has
- * the numbering); each bucket's count is a u64 per CPU, summed.
+ * the numbering); each bucket's count is a u64 per CPU, summed. Under sonde
+ * serve a bucket is { count, sum } (summed_value_size): the sum of the
+ * values that fell in it makes the exported histogram's _sum exact.
  */
 #include "aggregation.h"
 
 #include "../compiler/codegen_internal.h"
 #include "../compiler/sema_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_hist(struct sema *sema, struct node *call)
 {
@@ -76,7 +79,7 @@ static struct value generate_hist(struct codegen *gen, struct node *call)
 	int bits = gen->program->maps.items[gen->assign_target->map_id].value_type->hist_bits;
 	int bucket = gen_hist_bucket(gen, value, bits);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, -1, false);
+	aggregation_add_to_bucket(gen, &site, value);
 	return value_none();
 }
 
@@ -194,14 +197,38 @@ static bool bucket_is_drawn(const struct type *type, int index)
 	return index < 2 || hist_bucket(index, type->hist_bits).reachable;
 }
 
+/* Values are integers: [1024, 2048) holds at most 2047. */
+static bool put_bucket_upper(struct strbuf *sb, const struct type *type, int index)
+{
+	if (index < 2) {
+		strbuf_puts(sb, index == 0 ? "-1" : "0");
+		return true;
+	}
+	struct hist_bucket bucket = hist_bucket(index, type->hist_bits);
+	if (!bucket.reachable)
+		return false;
+	strbuf_printf(sb, "%llu", (unsigned long long)bucket.high);
+	return true;
+}
+
+/* up to the highest bucket hit: 2 + 64 * 2^k buckets would be mostly empty */
+static void put_hist_metrics(struct metric_writer *out, const struct map_snapshot *snap)
+{
+	metrics_put_histograms(out, snap, false);
+}
+
 const struct aggregation aggregation_hist = {
 	.function = { FUNCTION(hist, 1, 2), .is_aggregation = true },
 	.value_size = 8,
 	.is_bucketed = true,
+	.summed_value_size = 16,
 	.bucket_count = hist_bucket_count,
 	.fold = aggregation_fold_total,
 	.print = print_map_histograms,
 	.put_bucket_label = put_bucket_label,
 	.put_bucket_bounds = put_bucket_bounds,
 	.bucket_is_drawn = bucket_is_drawn,
+	.put_bucket_upper = put_bucket_upper,
+	.metric_type = &metric_histogram,
+	.put_metrics = put_hist_metrics,
 };

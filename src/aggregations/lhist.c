@@ -1,13 +1,15 @@
 /*
  * lhist(x, min, max, step): a linear histogram. Bucket 0 holds values
  * below min, the last one values from max on; keys carry the bucket number
- * after the user key, and each bucket's count is a u64 per CPU, summed.
+ * after the user key, and each bucket's count is a u64 per CPU, summed
+ * ({ count, sum } under sonde serve, as hist's).
  */
 #include "aggregation.h"
 
 #include "../compiler/codegen_internal.h"
 #include "../compiler/sema_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_lhist(struct sema *sema, struct node *call)
 {
@@ -71,7 +73,7 @@ static struct value generate_lhist(struct codegen *gen, struct node *call)
 	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
 	ir_label(&gen->fn, done);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, -1, false);
+	aggregation_add_to_bucket(gen, &site, value);
 	return value_none();
 }
 
@@ -140,14 +142,34 @@ static bool bucket_is_drawn(const struct type *type, int index)
 	return true;
 }
 
+/* Values are integers: [0, 10) holds at most 9. The bucket past max has
+ * no bound of its own (it is +Inf's). */
+static bool put_bucket_upper(struct strbuf *sb, const struct type *type, int index)
+{
+	if (index > lhist_bucket_count(type))
+		return false;
+	strbuf_printf(sb, "%lld", (long long)(type->lhist_min + index * type->lhist_step - 1));
+	return true;
+}
+
+/* every bucket: there are few, and each scrape then has the same series */
+static void put_lhist_metrics(struct metric_writer *out, const struct map_snapshot *snap)
+{
+	metrics_put_histograms(out, snap, true);
+}
+
 const struct aggregation aggregation_lhist = {
 	.function = { FUNCTION(lhist, 4, 4), .is_aggregation = true },
 	.value_size = 8,
 	.is_bucketed = true,
+	.summed_value_size = 16,
 	.bucket_count = lhist_buckets,
 	.fold = aggregation_fold_total,
 	.print = print_map_histograms,
 	.put_bucket_label = put_lhist_label,
 	.put_bucket_bounds = put_lhist_json_bounds,
 	.bucket_is_drawn = bucket_is_drawn,
+	.put_bucket_upper = put_bucket_upper,
+	.metric_type = &metric_histogram,
+	.put_metrics = put_lhist_metrics,
 };

@@ -3,6 +3,7 @@
 
 #include "../compiler/codegen_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_min(struct sema *sema, struct node *call)
 {
@@ -54,6 +55,8 @@ const struct aggregation aggregation_min = {
 	.read = read_min,
 	.fold = fold_min,
 	.print = print_map_numbers,
+	.metric_type = &metric_gauge,
+	.put_metrics = metrics_put_numbers,
 };
 
 const struct aggregation aggregation_max = {
@@ -62,4 +65,6 @@ const struct aggregation aggregation_max = {
 	.read = read_max,
 	.fold = fold_max,
 	.print = print_map_numbers,
+	.metric_type = &metric_gauge,
+	.put_metrics = metrics_put_numbers,
 };

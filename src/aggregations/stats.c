@@ -3,6 +3,7 @@
 
 #include "../compiler/codegen_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_stats(struct sema *sema, struct node *call)
 {
@@ -13,7 +14,7 @@ static struct value generate_stats(struct codegen *gen, struct node *call)
 {
 	int amount = gen_value_to_reg(gen, gen_expr(gen, call->args));
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, true);
+	aggregation_add(gen, &site, amount, AGGREGATION_ONE);
 	return value_none();
 }
 
@@ -28,4 +29,6 @@ const struct aggregation aggregation_stats = {
 	.value_size = 16,
 	.fold = aggregation_fold_mean,
 	.print = print_stats,
+	.metric_type = &metric_summary,
+	.put_metrics = metrics_put_summaries,
 };

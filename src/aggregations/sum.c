@@ -3,6 +3,7 @@
 
 #include "../compiler/codegen_internal.h"
 #include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
 
 static void check_sum(struct sema *sema, struct node *call)
 {
@@ -13,7 +14,7 @@ static struct value generate_sum(struct codegen *gen, struct node *call)
 {
 	int amount = gen_value_to_reg(gen, gen_expr(gen, call->args));
 	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, false);
+	aggregation_add(gen, &site, amount, AGGREGATION_NOTHING);
 	return value_none();
 }
 
@@ -28,4 +29,6 @@ const struct aggregation aggregation_sum = {
 	.read = read_sum,
 	.fold = aggregation_fold_total,
 	.print = print_map_numbers,
+	.metric_type = &metric_counter,
+	.put_metrics = metrics_put_numbers,
 };

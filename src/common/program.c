@@ -38,8 +38,14 @@ void probe_program_free(struct probe_program *probe)
 
 void program_free(struct program *program)
 {
-	for (int i = 0; i < program->maps.count; i++)
-		free(program->maps.items[i].name);
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+
+		free(map->name);
+		for (int k = 0; k < map->key_name_count; k++)
+			free(map->key_names[k]);
+		free(map->key_names);
+	}
 	free(program->maps.items);
 	for (int i = 0; i < program->events.count; i++)
 		event_desc_clear(&program->events.items[i]);

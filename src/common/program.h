@@ -16,7 +16,10 @@
  *      sum          s64 (u64 if the summed expression is unsigned)
  *      min, max     struct { s64 value; u64 is_set; }
  *      avg, stats   struct { s64 sum; u64 count; }
- *      hist, lhist  u64 count of the bucket named in the key
+ *      hist, lhist  u64 count of the bucket named in the key; with
+ *                   compile_options.hist_sums (sonde serve) struct { u64 count;
+ *                   s64 sum; }, the sum of the values that fell in the bucket,
+ *                   so a Prometheus histogram's _sum is exact
  *    Every other value is one plain value (type_storage_size bytes) in a
  *    BPF_MAP_TYPE_HASH.
  *  - hist bucket numbers, with k = hist_bits: 0 holds negative values, 1 holds
@@ -94,6 +97,9 @@ struct map_desc {
 	enum map_role role;
 	struct type *key_type;     /* user key, NULL when the map has none */
 	bool key_is_multi;         /* key_type is a tuple of @m[a, b] keys, printed without parens */
+	char **key_names;          /* one per key expression (of the first access): the
+				    * builtin's name (comm, pid, ...) or NULL; NULL if no key */
+	int key_name_count;
 	struct type *value_type;   /* aggregation kind or plain value type */
 	uint32_t bpf_map_type;     /* enum bpf_map_type */
 	uint32_t key_size;

@@ -25,7 +25,7 @@ static int add_internal_map(struct program *program, const char *name, enum map_
 }
 
 /* Sizes and BPF map types of user maps, now that their types are final. */
-static void lay_out_maps(struct program *program)
+static void lay_out_maps(struct program *program, bool hist_sums)
 {
 	for (int i = 0; i < program->maps.count; i++) {
 		struct map_desc *map = &program->maps.items[i];
@@ -41,8 +41,11 @@ static void lay_out_maps(struct program *program)
 			map->value_size = 8;
 		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
 									 : BPF_MAP_TYPE_HASH;
-		/* a keyless count() is one per-CPU array slot (aggregations/count.c) */
 		const struct aggregation *aggregation = map->value_type->aggregation;
+		/* hist/lhist buckets that also sum their values (sonde serve) */
+		if (aggregation && hist_sums && aggregation->summed_value_size)
+			map->value_size = (uint32_t)aggregation->summed_value_size;
+		/* a keyless count() is one per-CPU array slot (aggregations/count.c) */
 		if (aggregation && aggregation->keyless_array && !map->key_type) {
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
@@ -119,7 +122,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 			     .macros = &pre.macros };
 	int result = sema_analyze(&sema, &ast);
 	if (result == 0) {
-		lay_out_maps(program);
+		lay_out_maps(program, options->hist_sums);
 		/* its size is the loader's (SONDE_RINGBUF_SIZE, runtime/load.c) */
 		program->ringbuf_map_id = add_internal_map(program, ".ringbuf", MAP_ROLE_RINGBUF,
 							   BPF_MAP_TYPE_RINGBUF, 0, 0, 0);

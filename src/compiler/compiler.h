@@ -31,6 +31,7 @@ struct compile_options {
 	int macro_count;
 	bool join_printf;       /* one record per line: adjacent printf calls joined (tools) */
 	bool drop_empty_probes; /* probes left with no code are not attached (tools) */
+	bool hist_sums;         /* hist/lhist buckets also sum their values (sonde serve) */
 };
 
 /* Returns 0, or -1 after reporting every error through diag. */

@@ -155,6 +155,21 @@ static const char *describe_key(const struct map_desc *map)
 	return type_name(map->key_type);
 }
 
+/* What each key expression is called where a name is needed (sonde serve's
+ * labels): a builtin's own name, NULL for anything else. */
+static void record_key_names(struct map_desc *map, const struct node *map_node)
+{
+	int count = ast_list_length(map_node->args), i = 0;
+
+	if (map->key_names || count == 0)
+		return;
+	map->key_names = xcalloc((size_t)count, sizeof(*map->key_names));
+	map->key_name_count = count;
+	for (const struct node *key = map_node->args; key; key = key->next, i++)
+		if (key->kind == NODE_BUILTIN)
+			map->key_names[i] = xstrdup(key->name);
+}
+
 /* Checks the keys of a map access and records the key type. */
 struct map_desc *sema_check_map_access(struct sema *sema, struct node *map_node)
 {
@@ -176,6 +191,7 @@ struct map_desc *sema_check_map_access(struct sema *sema, struct node *map_node)
 	if (!map->key_type && !had_use) {
 		map->key_type = key_type;
 		map->key_is_multi = is_multi;
+		record_key_names(map, map_node);
 	} else if (!map->key_type && key_type && map->value_type) {
 		sema_error(sema, map_node->loc, "map %s is used without a key elsewhere; here it has key %s",
 			 map->name, type_name(key_type));

@@ -650,11 +650,20 @@ static char *process_root(pid_t pid)
 	return xstrdup(link);
 }
 
+/*
+ * An object built in memory and mapped from a memfd (libsonde-usdt's
+ * providers, JIT runtimes) shows in maps as "/memfd:NAME (deleted)": no
+ * path names it, but /proc/PID/map_files/START-END opens the very file
+ * behind the mapping (root only), and the kernel accepts that path for a
+ * uprobe too, since it resolves it to the memfd's inode. Any one mapping of
+ * the file will do; the executable one is used.
+ */
 int elf_process_objects(pid_t pid, path_list *out)
 {
 	char maps_path[64];
 	char *text, *line, *save = NULL;
 	char *root;
+	path_list memfd_inodes = { 0 }; /* "DEV INODE" of the memfds already added */
 
 	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
 	text = read_file(maps_path, NULL);
@@ -663,16 +672,32 @@ int elf_process_objects(pid_t pid, path_list *out)
 	root = process_root(pid);
 	/* address perms offset dev inode path */
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char perms[8];
+		char range[64], perms[8], device[32], inode[32];
 		int path_start = 0;
 		bool seen = false;
+		char *full;
 
-		if (sscanf(line, "%*s %7s %*s %*s %*s %n", perms, &path_start) < 1 || !path_start)
+		if (sscanf(line, "%63s %7s %*s %31s %31s %n", range, perms, device, inode,
+			   &path_start) < 4 || !path_start)
 			continue;
 		const char *file = line + path_start;
-		if (perms[2] != 'x' || file[0] != '/' || strstr(file, " (deleted)"))
+		if (perms[2] != 'x' || file[0] != '/')
 			continue;
-		char *full = xasprintf("%s%s", root, file);
+		if (strncmp(file, "/memfd:", 7) == 0) {
+			char *identity = xasprintf("%s %s", device, inode);
+			for (int i = 0; i < memfd_inodes.count && !seen; i++)
+				seen = strcmp(memfd_inodes.items[i], identity) == 0;
+			if (seen) {
+				free(identity);
+				continue;
+			}
+			vec_push(&memfd_inodes, identity);
+			vec_push(out, xasprintf("/proc/%d/map_files/%s", (int)pid, range));
+			continue;
+		}
+		if (strstr(file, " (deleted)"))
+			continue;
+		full = xasprintf("%s%s", root, file);
 		for (int i = 0; i < out->count && !seen; i++)
 			seen = strcmp(out->items[i], full) == 0;
 		if (seen)
@@ -680,6 +705,7 @@ int elf_process_objects(pid_t pid, path_list *out)
 		else
 			vec_push(out, full);
 	}
+	path_list_free(&memfd_inodes);
 	free(root);
 	free(text);
 	return 0;

@@ -19,7 +19,8 @@
  * the dynamic linker would, in /etc/ld.so.cache and then in the standard
  * directories; with a pid, the objects mapped into that process come from
  * /proc/PID/maps, opened through /proc/PID/root so that a process in
- * another mount namespace (a container) is read correctly.
+ * another mount namespace (a container) is read correctly; objects built
+ * in memory and mapped from a memfd, through /proc/PID/map_files/.
  *
  * Nothing here prints: failures return -errno and, where a caller would
  * otherwise have to guess, a sentence in *error.
@@ -106,7 +107,9 @@ int elf_ld_cache_lookup(const void *data, size_t length, const char *name, char 
 int elf_resolve_binary(const char *name, pid_t pid, char **path);
 
 /* Appends the distinct files mapped executable into pid, as paths that can
- * be opened from here ("/proc/PID/root/usr/lib/..."). 0 or -errno. */
+ * be opened from here ("/proc/PID/root/usr/lib/..."); an object mapped from
+ * a memfd ("/memfd:NAME (deleted)") as "/proc/PID/map_files/START-END",
+ * which both opens it and names it to a uprobe. 0 or -errno. */
 int elf_process_objects(pid_t pid, path_list *out);
 
 #endif

@@ -136,15 +136,20 @@ struct provider {
 	int (*describe)(struct probe_point *point, char **error);
 	/* Attaches prog_fd to point; pushes every fd that keeps it attached onto *fds. */
 	int (*attach)(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
-	/* Prints names of probes matching pattern (NULL: all); verbose adds args. */
-	/* A spec that matches nothing (-ESRCH from expand) is skipped with a
-	 * warning instead of failing the program: libraries differ between
-	 * machines, and tools probe functions some builds do not have. */
 	/* Runs outside any traced task (BEGIN/END, interval timers): the -p
 	 * filter on the current pid would never let it run, so it is not applied. */
 	bool no_task_context;
+	/* A spec that matches nothing (-ESRCH from expand) is skipped with a
+	 * warning instead of failing the program: libraries differ between
+	 * machines, and tools probe functions some builds do not have. */
 	bool skip_missing;
+	/* Writes the names of probes matching pattern (NULL: all) to out, one a
+	 * line; verbose adds args. 0, or -errno with *error set. */
 	int (*list)(const char *pattern, bool verbose, FILE *out, char **error);
+	/* Optional: -l PATTERN -p PID, the probes found in that process (usdt:
+	 * every object it maps), as list answers. NULL: -p does not change what
+	 * is listed. */
+	int (*list_process)(const char *pattern, pid_t pid, bool verbose, FILE *out, char **error);
 	/* Optional: what bpf_prog_load needs beyond prog_type for this point
 	 * (fentry/fexit: expected_attach_type and the target's BTF id and BTF
 	 * object fd, 0 for vmlinux; kprobe_multi: the expected attach type).

@@ -456,17 +456,56 @@ static int usdt_attach(const struct probe_point *point, int prog_fd, fd_list *fd
 	return probe_attach_uprobe(point, false, prog_fd, fds, error);
 }
 
+/* The probes of one object whose full names match `pattern`, one line each
+ * ("usdt:/path:provider:name"), a probe at several places once; verbose
+ * adds the argument string of the first place. */
+static int list_object(const char *path, const char *pattern, bool verbose, FILE *out,
+		       char **error)
+{
+	struct elf_object *object = NULL;
+	stapsdt_note_list notes = { 0 };
+	int err = read_notes(path, &object, &notes, error);
+
+	if (err)
+		return err;
+	for (int i = 0; i < notes.count; i++) {
+		const struct stapsdt_note *note = &notes.items[i];
+		if (i > 0 && strcmp(notes.items[i - 1].provider, note->provider) == 0 &&
+		    strcmp(notes.items[i - 1].name, note->name) == 0)
+			continue;
+		char *name = xasprintf("usdt:%s:%s:%s", path, note->provider, note->name);
+		if (wildcard_match(pattern, name)) {
+			fprintf(out, "%s\n", name);
+			if (verbose && note->arguments[0])
+				fprintf(out, "    %s\n", note->arguments);
+		}
+		free(name);
+	}
+	stapsdt_note_list_free(&notes);
+	elf_object_close(object);
+	return 0;
+}
+
+/* "usdt:/x" and "usdt:/x:name" mean every provider; "usdt:/x:p:n" as written.
+ * `rest` is what follows the binary (NULL or ":..."). */
+static char *full_list_pattern(const char *path, const char *rest)
+{
+	if (!rest || !rest[1])
+		return xasprintf("usdt:%s:*:*", path);
+	if (!strchr(rest + 1, ':'))
+		return xasprintf("usdt:%s:*:%s", path, rest + 1);
+	return xasprintf("usdt:%s:%s", path, rest + 1);
+}
+
 /*
- * -l 'usdt:BINARY[:PROVIDER[:NAME]]': the probes of one binary, one line
- * each ("usdt:/path:provider:name"), a probe at several places once.
- * Verbose adds the argument string of the first place.
+ * -l 'usdt:BINARY[:PROVIDER[:NAME]]', and with -p PID also a BINARY with
+ * wildcards ('usdt:*' lists the probes of every object the process maps,
+ * objects built in memory included) or 'usdt:PROVIDER:NAME'.
  */
-static int usdt_list(const char *pattern, bool verbose, FILE *out, char **error)
+static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out, char **error)
 {
 	const char *rest, *colon;
 	char *binary, *path = NULL, *full_pattern;
-	struct elf_object *object = NULL;
-	stapsdt_note_list notes = { 0 };
 	int err;
 
 	if (!pattern || strncmp(pattern, "usdt:", 5) != 0)
@@ -474,42 +513,60 @@ static int usdt_list(const char *pattern, bool verbose, FILE *out, char **error)
 	rest = pattern + 5;
 	colon = strchr(rest, ':');
 	binary = colon ? xstrndup(rest, (size_t)(colon - rest)) : xstrdup(rest);
-	err = elf_resolve_binary(binary, 0, &path);
-	if (err < 0)
-		*error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
-	else
-		err = read_notes(path, &object, &notes, error);
-	if (err) {
-		free(binary);
-		free(path);
-		return err;
-	}
-	/* "usdt:/x" and "usdt:/x:name" mean every provider; "usdt:/x:p:n" as written */
-	if (!colon || !colon[1])
-		full_pattern = xasprintf("usdt:%s:*:*", path);
-	else if (!strchr(colon + 1, ':'))
-		full_pattern = xasprintf("usdt:%s:*:%s", path, colon + 1);
-	else
-		full_pattern = xasprintf("usdt:%s:%s", path, colon + 1);
-	for (int i = 0; i < notes.count; i++) {
-		const struct stapsdt_note *note = &notes.items[i];
-		if (i > 0 && strcmp(notes.items[i - 1].provider, note->provider) == 0 &&
-		    strcmp(notes.items[i - 1].name, note->name) == 0)
-			continue;
-		char *name = xasprintf("usdt:%s:%s:%s", path, note->provider, note->name);
-		if (wildcard_match(full_pattern, name)) {
-			fprintf(out, "%s\n", name);
-			if (verbose && note->arguments[0])
-				fprintf(out, "    %s\n", note->arguments);
+	if (pid && (has_wildcard(binary) || elf_resolve_binary(binary, pid, &path) < 0)) {
+		/* every object of the process: BINARY is a wildcard over their
+		 * paths, or (usdt:PROVIDER:NAME) a provider */
+		bool provider_given = !has_wildcard(binary);
+		path_list objects = { 0 };
+		if (elf_process_objects(pid, &objects) < 0) {
+			*error = xasprintf("cannot read the objects mapped into process %d", (int)pid);
+			free(binary);
+			return -ENOENT;
 		}
-		free(name);
+		for (int i = 0; i < objects.count; i++) {
+			const char *object = objects.items[i];
+			char *ignored = NULL;
+			if (provider_given)
+				full_pattern = xasprintf("usdt:%s:%s%s", object, binary,
+							 colon ? colon : ":*");
+			else if (!wildcard_match(binary, object))
+				continue;
+			else
+				full_pattern = full_list_pattern(object, colon);
+			/* objects without USDT notes simply list nothing */
+			list_object(object, full_pattern, verbose, out, &ignored);
+			free(ignored);
+			free(full_pattern);
+		}
+		path_list_free(&objects);
+		free(binary);
+		return 0;
 	}
-	free(full_pattern);
-	stapsdt_note_list_free(&notes);
-	elf_object_close(object);
+	err = path ? 0 : elf_resolve_binary(binary, 0, &path);
+	if (err < 0 && has_wildcard(binary)) {
+		*error = xasprintf("listing usdt probes of '%s' needs -p PID (the objects of one "
+				   "process)", binary);
+	} else if (err < 0) {
+		*error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
+	} else {
+		full_pattern = full_list_pattern(path, colon);
+		err = list_object(path, full_pattern, verbose, out, error);
+		free(full_pattern);
+	}
 	free(binary);
 	free(path);
-	return 0;
+	return err;
+}
+
+static int usdt_list(const char *pattern, bool verbose, FILE *out, char **error)
+{
+	return list_usdt(pattern, 0, verbose, out, error);
+}
+
+static int usdt_list_process(const char *pattern, pid_t pid, bool verbose, FILE *out,
+			     char **error)
+{
+	return list_usdt(pattern, pid, verbose, out, error);
 }
 
 const struct provider usdt_provider = {
@@ -520,4 +577,5 @@ const struct provider usdt_provider = {
 	.describe = usdt_describe,
 	.attach = usdt_attach,
 	.list = usdt_list,
+	.list_process = usdt_list_process,
 };

@@ -77,6 +77,7 @@ struct event_loop {
 	uint64_t lost_checked_ns;
 	bool batch_limited;          /* inside event_loop_poll: honour the budget */
 	uint64_t batch_deadline_ns;
+	uint64_t batch_budget_ns;    /* EVENTS_BATCH_BUDGET_NS unless the loop serves scrapes */
 };
 
 static uint64_t events_now_ns(void)
@@ -422,6 +423,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 		loop->output.picture = &loop->picture;
 	}
 	loop->lost_fd = -1;
+	loop->batch_budget_ns = EVENTS_BATCH_BUDGET_NS;
 	strbuf_init(&loop->text);
 	cpus = libbpf_num_possible_cpus();
 	loop->cpu_count = cpus > 0 ? cpus : 1;
@@ -576,7 +578,7 @@ int event_loop_poll(struct event_loop *loop, int timeout_ms)
 	if (loop->ring) {
 		loop->batch_limited = true;
 		loop->batch_deadline_ns = events_now_ns() + (uint64_t)timeout_ms * 1000000ull +
-					  EVENTS_BATCH_BUDGET_NS;
+					  loop->batch_budget_ns;
 		handled = ring_buffer__poll(loop->ring, timeout_ms);
 		loop->batch_limited = false;
 		if (handled == EVENTS_BATCH_CUT)
@@ -592,6 +594,16 @@ int event_loop_poll(struct event_loop *loop, int timeout_ms)
 	event_loop_check_lost(loop, false);
 	events_check_exit(loop);
 	return handled;
+}
+
+int event_loop_fd(const struct event_loop *loop)
+{
+	return loop->ring ? ring_buffer__epoll_fd(loop->ring) : -1;
+}
+
+void event_loop_set_batch_budget(struct event_loop *loop, uint64_t budget_ns)
+{
+	loop->batch_budget_ns = budget_ns;
 }
 
 void event_loop_drain(struct event_loop *loop)

@@ -43,6 +43,11 @@ void event_loop_free(struct event_loop *loop);
  * checks the lost counter at most every 100 ms. Returns records handled or
  * -errno (-EINTR when a signal arrived). */
 int event_loop_poll(struct event_loop *loop, int timeout_ms);
+/* A descriptor that polls readable when records wait (-1: no ring buffer),
+ * for a caller that waits on other descriptors too (sonde serve). */
+int event_loop_fd(const struct event_loop *loop);
+/* The longest one poll spends on records before returning (default 100 ms). */
+void event_loop_set_batch_budget(struct event_loop *loop, uint64_t budget_ns);
 /* Handles every record already in the ring buffer without waiting. */
 void event_loop_drain(struct event_loop *loop);
 /* True once an exit() record was seen; *code is its exit code. */

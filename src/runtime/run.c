@@ -39,11 +39,14 @@
 #include <unistd.h>
 
 #include "probes/provider.h"
+#include "serve/serve.h"
 
 /* The raw-tracepoint context BEGIN and END run with: twelve zero arguments,
  * which covers any argument the verifier let them read. */
 #define RUN_CONTEXT_ARGS 12
 #define RUN_POLL_MS 100
+/* While serving, a poll hands back to the scrapes after this long on records. */
+#define RUN_SERVE_BATCH_NS 5000000ull
 
 static volatile sig_atomic_t run_stop_signal;
 
@@ -70,6 +73,8 @@ struct run_state {
 	int target_pidfd;       /* -p target, when pidfd_open works; else -1 */
 	struct sigaction saved[3];
 	int refused;            /* wildcard-matched probes the kernel refused, skipped */
+	struct server *server;  /* sonde serve; NULL otherwise */
+	struct metrics *metrics;
 };
 
 static void run_install_signals(struct run_state *state)
@@ -375,12 +380,36 @@ static bool run_has_normal_probes(const struct program *program)
 	return false;
 }
 
+/*
+ * One round of sonde serve's loop: wait on the ring buffer and the
+ * server's sockets at once, then take the records (at most
+ * RUN_SERVE_BATCH_NS of them, so a scrape waits no longer) and do what the
+ * sockets allow, which never blocks.
+ */
+static int run_serve_round(struct run_state *state)
+{
+	struct pollfd fds[SERVE_MAX_FDS + 1];
+	int count = 0, ring_fd = event_loop_fd(state->events);
+
+	if (ring_fd >= 0)
+		fds[count++] = (struct pollfd){ ring_fd, POLLIN, 0 };
+	int first = count;
+	count += server_poll_fds(state->server, fds + first);
+	if (poll(fds, (nfds_t)count, server_timeout_ms(state->server, RUN_POLL_MS)) < 0 &&
+	    errno != EINTR)
+		return -errno;
+	int handled = event_loop_poll(state->events, 0);
+	server_handle(state->server, fds + first, count - first);
+	return handled;
+}
+
 /* Consumes events until something ends the run. */
 static void run_wait(struct run_state *state)
 {
 	bool waits_for_process = state->options->child_pid > 0 || state->options->target_pid > 0;
 
-	if (!run_has_normal_probes(state->program) && !waits_for_process)
+	/* a served program runs until it is stopped, probes or not */
+	if (!run_has_normal_probes(state->program) && !waits_for_process && !state->server)
 		return;
 	for (;;) {
 		int handled;
@@ -390,7 +419,10 @@ static void run_wait(struct run_state *state)
 			return;
 		if (run_child_exited(state) || run_target_gone(state))
 			return;
-		handled = event_loop_poll(state->events, RUN_POLL_MS);
+		if (state->server)
+			handled = run_serve_round(state);
+		else
+			handled = event_loop_poll(state->events, RUN_POLL_MS);
 		if (handled < 0 && handled != -EINTR) {
 			fprintf(stderr, "sonde: reading events failed: %s\n", strerror(-handled));
 			return;
@@ -485,11 +517,49 @@ static void run_cleanup(struct run_state *state)
 	state->target_pidfd = -1;
 	event_loop_free(state->events);
 	state->events = NULL;
+	server_free(state->server);
+	state->server = NULL;
+	metrics_free(state->metrics);
+	state->metrics = NULL;
 	symbols_set_stack_map(-1, -1);
 	symbols_free();
 	load_close(state->program);
 	run_close_output(state);
 	run_restore_signals(state);
+}
+
+static int run_serve_listen(struct run_state *state)
+{
+	char *error = NULL;
+
+	if (server_new(state->options->serve, &state->server, &error) < 0) {
+		fprintf(stderr, "sonde: serve: %s\n", error);
+		free(error);
+		return -1;
+	}
+	return 0;
+}
+
+/* The metric families of the loaded maps; the maps left out are named. */
+static int run_serve_metrics(struct run_state *state)
+{
+	struct strbuf skipped;
+	char *error = NULL;
+	int err;
+
+	strbuf_init(&skipped);
+	err = metrics_new(state->program, state->options->serve, &state->metrics, &skipped, &error);
+	if (err < 0) {
+		fprintf(stderr, "sonde: serve: %s\n", error);
+		free(error);
+	} else if (skipped.length) {
+		for (char *line = skipped.data, *end; *line; line = end + 1) {
+			end = strchr(line, '\n');
+			fprintf(stderr, "sonde: serve: %.*s\n", (int)(end - line), line);
+		}
+	}
+	strbuf_free(&skipped);
+	return err < 0 ? -1 : 0;
 }
 
 int runtime_run(struct program *program, const struct runtime_options *options)
@@ -508,7 +578,12 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	run_install_signals(&state);
 
 	run_raise_memlock();
+	/* the port first: a busy one is said before anything is loaded */
+	if (options->serve && !options->dry_run && run_serve_listen(&state) < 0)
+		goto fail;
 	if (load_program(program, options->verbose) < 0)
+		goto fail;
+	if (options->serve && run_serve_metrics(&state) < 0)
 		goto fail;
 	for (int i = 0; i < program->maps.count; i++) {
 		const struct map_desc *map = &program->maps.items[i];
@@ -537,6 +612,12 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		goto fail;
 	if (!options->quiet)
 		print_attached(&state.output, stderr, program->probes.count - state.refused);
+	if (state.server) {
+		event_loop_set_batch_budget(state.events, RUN_SERVE_BATCH_NS);
+		server_set_metrics(state.server, state.metrics);
+		fprintf(stderr, "Serving metrics on %s://%s/metrics\n", server_scheme(state.server),
+			server_address(state.server));
+	}
 	run_release_child(&state, true);
 
 	run_wait(&state);

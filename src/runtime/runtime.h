@@ -30,6 +30,8 @@ struct picture_request {
 	const char *count_name; /* flame graphs: what a sample counts ("us"); NULL: samples */
 };
 
+struct serve_options;
+
 struct runtime_options {
 	const char *output_path; /* -o FILE, opened (and truncated) once the programs are
 				  * loaded; NULL: stdout */
@@ -43,6 +45,7 @@ struct runtime_options {
 	pid_t target_pid;       /* -p: exit when this process exits; 0 if none */
 	bool no_exit_maps;      /* tools print what they mean to: no maps at exit */
 	struct picture_request picture; /* kind PICTURE_NONE: none */
+	const struct serve_options *serve; /* sonde serve: answer scrapes while running; NULL: no */
 };
 
 /* Runs the program to completion; returns the process exit code. */

@@ -24,6 +24,7 @@ struct print_entry {
 	uint64_t order;     /* value to sort by, when sorting by value; a histogram's total */
 	uint64_t *buckets;  /* hist/lhist groups: counts by bucket number (program.h) */
 	int bucket_count;
+	uint64_t sum;       /* hist/lhist keeping sums (summed_value_size): the values, s64 */
 };
 
 int snapshot_read(const struct map_desc *map, struct map_snapshot *snap);
@@ -35,6 +36,9 @@ uint64_t snapshot_fold(const struct map_snapshot *snap, const struct type *type,
 		       const unsigned char *value);
 /* Key order by meaning: numbers numerically, strings alphabetically. */
 int snapshot_compare_keys(const struct type *type, const unsigned char *a, const unsigned char *b);
+/* One key element's text as bpftrace prints it in @m[...] (pointers in hex,
+ * stacks indented by 4). */
+void snapshot_key_text(struct strbuf *sb, const struct type *type, const unsigned char *data);
 /* Bytes of the user key as stored (a hist/lhist bucket number follows). */
 int snapshot_user_key_size(const struct map_desc *map);
 /* A hist/lhist map's histograms, one per user key, in key-byte order;

@@ -12,13 +12,15 @@
  * Frame pointers are kept (the kernel walks user stacks by them) and the
  * spinning functions keep a stack frame (a volatile local), because GCC
  * sets up no frame in a leaf function that needs none, which would drop
- * the caller from every sample.
+ * the caller from every sample. spin is never cloned (noclone): GCC's
+ * constant propagation would otherwise name it spin.constprop.0, which the
+ * expected chain does not.
  */
 #pragma GCC optimize("no-omit-frame-pointer", "no-optimize-sibling-calls")
 #include <stdlib.h>
 #include <time.h>
 
-__attribute__((noinline)) static void spin(unsigned long rounds)
+__attribute__((noinline, noclone)) static void spin(unsigned long rounds)
 {
 	volatile unsigned long i;
 

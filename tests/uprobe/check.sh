@@ -87,7 +87,7 @@ wait "$first" "$second" 2>/dev/null
 target=$!
 sleep 0.2
 check "usdt in a process by -p (provider:name)" '^[0-9]+ [0-9]+$' \
-	-p "$target" -e 'usdt:sonde_test:loop { printf("%d %d\n", arg0, arg1); exit(); }'
+	-p "$target" -e 'usdt:sonde_test:loop { printf("%d %ld\n", arg0, arg1); exit(); }'
 check "usdt in a process by -p (*:provider:name)" '^[0-9]+$' \
 	-p "$target" -e 'usdt:*:sonde_test:loop { printf("%d\n", arg0); exit(); }'
 kill "$target" 2>/dev/null
