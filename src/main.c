@@ -43,7 +43,6 @@
 #define SONDE_VERSION "0.1.0"
 #define MAX_STRLEN_DEFAULT 64
 #define MAX_STRLEN_LIMIT 1024
-#define MAX_MAP_ENTRIES_LIMIT (1 << 24)
 
 enum long_option {
 	OPT_UNSAFE = 256,
@@ -73,7 +72,8 @@ struct cli {
 	int macro_count;
 	pid_t watch_pid;            /* stop when this process exits (without -p's filter) */
 	int max_strlen;             /* string size when SONDE_MAX_STRLEN is not set; 0 = default */
-	uint32_t stack_storage_size; /* a tool's --stack-storage-size; 0 = SONDE_STACK_STORAGE_SIZE */
+	const struct map_size *map_sizes; /* a tool's map sizes (`//! size:`) */
+	int map_size_count;
 	struct picture_request picture; /* a tool's --svg / --heatmap */
 	const struct serve_options *serve; /* sonde serve; NULL otherwise */
 };
@@ -634,10 +634,8 @@ static int run_tool(const struct tool *tool, int argc, char **argv,
 		cli.picture.title = run.header.picture_title;
 		cli.picture.count_name = run.header.picture_count_name;
 	}
-	/* a tool sizes its stack map with an int option of this macro */
-	for (int i = 0; i < run.macros.count; i++)
-		if (strcmp(run.macros.items[i].name, "STACK_STORAGE_SIZE") == 0)
-			cli.stack_storage_size = (uint32_t)strtoul(run.macros.items[i].body, NULL, 10);
+	cli.map_sizes = run.map_sizes.items;
+	cli.map_size_count = run.map_sizes.count;
 	main_verbose_level = cli.verbose;
 	if (!have_privileges()) {
 		tool_run_free(&run);
@@ -884,8 +882,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	int status = 1;
 
 	if (parse_max_strlen(&max_strlen, cli.max_strlen) < 0 ||
-	    parse_env_count("SONDE_MAX_MAP_ENTRIES", MAX_MAP_ENTRIES_LIMIT, &max_map_entries) < 0 ||
-	    parse_env_count("SONDE_STACK_STORAGE_SIZE", MAX_MAP_ENTRIES_LIMIT, &stack_storage_size) < 0 ||
+	    parse_env_count("SONDE_MAX_MAP_ENTRIES", MAP_ENTRIES_LIMIT, &max_map_entries) < 0 ||
+	    parse_env_count("SONDE_STACK_STORAGE_SIZE", MAP_ENTRIES_LIMIT, &stack_storage_size) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
 		return 1;
@@ -920,8 +918,9 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;
-	compile_options.stack_storage_size = cli.stack_storage_size ? cli.stack_storage_size
-								    : stack_storage_size;
+	compile_options.stack_storage_size = stack_storage_size;
+	compile_options.map_sizes = cli.map_sizes;
+	compile_options.map_size_count = cli.map_size_count;
 	compile_options.dump = cli.dump ? stderr : NULL;
 	compile_options.macros = cli.macros;
 	compile_options.macro_count = cli.macro_count;

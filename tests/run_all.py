@@ -253,7 +253,7 @@ def run_unit(report, args):
 # --------------------------------------------------------------------------
 # Runtime cases: parsing
 
-LIST_KEYS = ("env", "needs")
+LIST_KEYS = ("env", "needs", "lines")
 BLOCK_KEYS = ("prog", "script", "stdin", "stdout", "stderr")
 SCALAR_KEYS = ("prog", "script", "args", "opts", "posargs", "run", "target", "start",
                "stop", "match", "exit", "timeout", "flags", "output", "stdin",
@@ -269,6 +269,7 @@ class Case:
         self.fields = {}
         self.env = []
         self.needs = []
+        self.lines = []    # "N REGEX" / "N-M REGEX": how many stdout lines match REGEX
         self.stdout = []   # list of (kind, text): kind in "|~!"
         self.stderr = []
 
@@ -521,6 +522,12 @@ def case_problems(case, code, timed_out, stdout, stderr, values, sanitized):
     error = match_lines(case.stderr, stderr, False, values)
     if error:
         problems.append("stderr: " + error)
+    for count_and_pattern in case.lines:
+        wanted, pattern = count_and_pattern.split(" ", 1)
+        low, _, high = wanted.partition("-")
+        found = sum(1 for line in stdout.split("\n") if re.search(pattern, line))
+        if not int(low) <= found <= int(high or low):
+            problems.append("stdout: %d lines match %r, expected %s" % (found, pattern, wanted))
     if sanitized and SANITIZER_RE.search(stderr):
         problems.append("sanitizer report in stderr")
     return problems

@@ -25,6 +25,7 @@ void event_desc_clear(struct event_desc *event)
 	free(event->unit);
 	free(event->trailer);
 	free(event->extra_map_ids);
+	free(event->match);
 	memset(event, 0, sizeof(*event));
 }
 
@@ -42,6 +43,7 @@ void program_free(struct program *program)
 		struct map_desc *map = &program->maps.items[i];
 
 		free(map->name);
+		free(map->sized_by);
 		for (int k = 0; k < map->key_name_count; k++)
 			free(map->key_names[k]);
 		free(map->key_names);

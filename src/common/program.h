@@ -105,8 +105,15 @@ struct map_desc {
 	uint32_t key_size;
 	uint32_t value_size;       /* per CPU for per-CPU maps */
 	uint32_t max_entries;
+	char *sized_by;            /* what sets max_entries, named in "raise ..." advice when
+				    * the map is full ("SONDE_MAX_MAP_ENTRIES", a tool's
+				    * "--stack-storage-size"); NULL for fixed sizes */
 	int fd;                    /* set by the runtime; -1 before */
 };
+
+/* Delimits the part of a printf_matching() format whose text is matched
+ * (trace -f: the message, not the columns); never printed. */
+#define MESSAGE_MARK '\x1f'
 
 /* Records up to this size are built on the BPF stack; bigger ones in the
  * per-CPU scratch map (MAP_ROLE_SCRATCH). */
@@ -168,6 +175,9 @@ struct event_desc {
 	int *extra_map_ids;         /* PRINT_TOP: maps whose values for the same key follow */
 	int extra_map_count;
 	int stack_style;            /* PRINT_STACKS: STACK_STYLE_* bits */
+	char *match;                /* printf_matching(): the line is printed only when the
+				     * text between the format's two MESSAGE_MARK bytes
+				     * holds this; NULL for every other event */
 	struct src_loc loc;         /* the call, for runtime messages */
 };
 

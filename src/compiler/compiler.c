@@ -12,6 +12,15 @@
 #include "codegen.h"
 #include "sema.h"
 
+const struct map_size *compile_options_map_size(const struct compile_options *options,
+						const char *name)
+{
+	for (int i = 0; i < options->map_size_count; i++)
+		if (strcmp(options->map_sizes[i].map, name) == 0)
+			return &options->map_sizes[i];
+	return NULL;
+}
+
 static int add_internal_map(struct program *program, const char *name, enum map_role role,
 			    uint32_t bpf_type, uint32_t key_size, uint32_t value_size, uint32_t entries)
 {
@@ -50,6 +59,8 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
 			map->max_entries = 1;
+			free(map->sized_by);
+			map->sized_by = NULL;
 		}
 		/* a keyless hist/lhist: one array slot per bucket, indexed by it */
 		if (bucketed && !map->key_type) {
@@ -57,6 +68,8 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
 			map->max_entries = (uint32_t)aggregation->bucket_count(value);
+			free(map->sized_by);
+			map->sized_by = NULL;
 		}
 		if (bucketed && map->max_entries < 64 * 16)
 			map->max_entries = 4096 * 4;
@@ -144,12 +157,19 @@ int compile_program(const struct source *source, const struct compile_options *o
 			vec_push(&program->events, seen);
 			program->process_seen_event = program->events.count - 1;
 		}
-		for (int depth = 1; depth < 128; depth++)
-			if (sema.stack_depths[depth])
-				add_internal_map(program, ".stacks", MAP_ROLE_STACKS, BPF_MAP_TYPE_STACK_TRACE,
-						 4, (uint32_t)depth * sizeof(uint64_t),
-						 options->stack_storage_size ? options->stack_storage_size
-									     : 16384);
+		const struct map_size *stack_size = compile_options_map_size(options, "stack-map");
+		for (int depth = 1; depth < 128; depth++) {
+			if (!sema.stack_depths[depth])
+				continue;
+			int id = add_internal_map(program, ".stacks", MAP_ROLE_STACKS,
+						  BPF_MAP_TYPE_STACK_TRACE, 4,
+						  (uint32_t)depth * sizeof(uint64_t),
+						  stack_size ? stack_size->entries
+						  : options->stack_storage_size ? options->stack_storage_size
+						  : 16384);
+			program->maps.items[id].sized_by = xstrdup(stack_size ? stack_size->option
+								   : "SONDE_STACK_STORAGE_SIZE");
+		}
 		/* records too big for the 512-byte BPF stack are built in a per-CPU buffer */
 		int scratch_bytes = 0;
 		for (int i = 0; i < program->events.count; i++)

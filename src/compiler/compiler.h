@@ -16,6 +16,18 @@
 #include "../common/program.h"
 #include "preprocess.h"
 
+/* Most entries a map may be given (SONDE_MAX_MAP_ENTRIES, a tool's sizes). */
+#define MAP_ENTRIES_LIMIT (1u << 24)
+
+/* A size a tool gives some of its maps (`//! size:` in its header), from one
+ * of its options: BCC's --stack-storage-size sizes both the stack map and
+ * the map of counts keyed by stacks. */
+struct map_size {
+	const char *map;        /* "@name", or "stack-map": the maps behind kstack/ustack */
+	uint32_t entries;
+	const char *option;     /* what sets it, for "raise ..." advice: "--stack-storage-size" */
+};
+
 struct compile_options {
 	char **positional;      /* $1..$N as given on the command line */
 	int positional_count;
@@ -24,8 +36,10 @@ struct compile_options {
 	bool unsafe;            /* --unsafe allows system() and signal() */
 	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN, default 64) */
 	uint32_t max_map_entries; /* entries of a user map (SONDE_MAX_MAP_ENTRIES); 0 = 4096 */
-	uint32_t stack_storage_size; /* stacks each stack map holds (SONDE_STACK_STORAGE_SIZE,
-				      * a tool's --stack-storage-size); 0 = 16384 */
+	uint32_t stack_storage_size; /* stacks each stack map holds (SONDE_STACK_STORAGE_SIZE;
+				      * a tool's "stack-map" size wins); 0 = 16384 */
+	const struct map_size *map_sizes; /* a tool's sizes of named maps; they win */
+	int map_size_count;
 	FILE *dump;             /* -d: AST, IR and instructions are written here; NULL = no dump */
 	const struct predefined_macro *macros; /* a tool's option values; see preprocess.h */
 	int macro_count;
@@ -33,6 +47,10 @@ struct compile_options {
 	bool drop_empty_probes; /* probes left with no code are not attached (tools) */
 	bool hist_sums;         /* hist/lhist buckets also sum their values (sonde serve) */
 };
+
+/* The size a tool gave the map called name, or NULL. */
+const struct map_size *compile_options_map_size(const struct compile_options *options,
+						const char *name);
 
 /* Returns 0, or -1 after reporting every error through diag. */
 int compile_program(const struct source *source, const struct compile_options *options,

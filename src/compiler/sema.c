@@ -59,10 +59,19 @@ bool sema_is_string(const struct node *node)
 
 /* ---- maps ---- */
 
-/* SONDE_MAX_MAP_ENTRIES is parsed (and refused when malformed) by main.c */
-static uint32_t max_map_entries(const struct sema *sema)
+/* A tool's size for this map, else SONDE_MAX_MAP_ENTRIES (parsed, and
+ * refused when malformed, by main.c), else bpftrace's default. */
+static void size_map(const struct sema *sema, struct map_desc *map)
 {
-	return sema->options->max_map_entries ? sema->options->max_map_entries : MAX_MAP_ENTRIES;
+	const struct map_size *size = compile_options_map_size(sema->options, map->name);
+	if (size) {
+		map->max_entries = size->entries;
+		map->sized_by = xstrdup(size->option);
+		return;
+	}
+	map->max_entries = sema->options->max_map_entries ? sema->options->max_map_entries
+							  : MAX_MAP_ENTRIES;
+	map->sized_by = xstrdup("SONDE_MAX_MAP_ENTRIES");
 }
 
 struct map_desc *sema_map_for(struct sema *sema, struct node *map_node)
@@ -80,8 +89,8 @@ struct map_desc *sema_map_for(struct sema *sema, struct node *map_node)
 		.name = xstrdup(map_node->name),
 		.role = MAP_ROLE_USER,
 		.fd = -1,
-		.max_entries = max_map_entries(sema),
 	};
+	size_map(sema, &map);
 	vec_push(&program->maps, map);
 	while (sema->map_first_use.count <= map.id)
 		vec_push(&sema->map_first_use, map_node->loc);

@@ -768,5 +768,14 @@ int elf_resolve_binary(const char *name, pid_t pid, char **path)
 		return 0;
 	if (resolve_library(name, path) == 0)
 		return 0;
-	return resolve_on_path(name, path);
+	if (resolve_on_path(name, path) == 0)
+		return 0;
+	/* BCC's shorthand, last so that a program of that name wins: "c" is
+	 * libc, "pthread" libpthread */
+	char *prefixed = xasprintf("lib%s", name);
+	int err = resolve_library(prefixed, path);
+	if (err < 0 && pid > 0)
+		err = resolve_in_process(prefixed, pid, path);
+	free(prefixed);
+	return err;
 }

@@ -102,7 +102,8 @@ int elf_ld_cache_lookup(const void *data, size_t length, const char *name, char 
  * Resolves the object a uprobe or usdt spec names, the way bpftrace does:
  * a name with a '/' is a path; otherwise a library from ld.so.cache or the
  * standard library directories, then one mapped into pid (when pid > 0),
- * then an executable on $PATH. 0 with a malloc'd path; -ENOENT otherwise.
+ * then an executable on $PATH, and last "lib" + name as a library (BCC's
+ * shorthand: "c" is libc). 0 with a malloc'd path; -ENOENT otherwise.
  */
 int elf_resolve_binary(const char *name, pid_t pid, char **path);
 

@@ -44,7 +44,9 @@
 
 /* bpftrace's default for cat(): print at most this much of a file. */
 #define EVENTS_CAT_MAX_BYTES 10240
-#define EVENTS_STACKS_REPORT_NS 5000000000ull
+/* Map updates and stacks can be lost at every event: one line at the first,
+ * then at most one every 5 s, and the rest with a total at exit. */
+#define EVENTS_LOSS_REPORT_NS 5000000000ull
 #define EVENTS_LOST_INTERVAL_NS 100000000ull
 /* Longest a poll may spend handling records before returning to the caller
  * (which must notice Ctrl-C and the end of the -c child). */
@@ -52,6 +54,15 @@
 /* What the record callback returns to end a batch early. libbpf has already
  * consumed the record by then, so nothing is lost or seen twice. */
 #define EVENTS_BATCH_CUT (-ECANCELED)
+
+/* A counting slot of the .lost map, reported at most every
+ * EVENTS_LOSS_REPORT_NS. */
+struct loss_report {
+	uint32_t slot;
+	uint64_t reported;           /* sum already reported */
+	int reports;
+	uint64_t reported_ns;        /* when last reported; 0 = never */
+};
 
 struct event_loop {
 	struct program *program;
@@ -69,9 +80,8 @@ struct event_loop {
 	int cpu_count;
 	uint64_t *lost_values;       /* one per possible CPU */
 	uint64_t lost_reported;      /* sum already reported */
-	uint64_t refused_reported;   /* map updates refused (full maps), already reported */
-	uint64_t stacks_reported;    /* stacks the stack map could not take, already reported */
-	uint64_t stacks_report_ns;   /* when they were last reported */
+	struct loss_report refused;  /* map updates refused (full maps) */
+	struct loss_report stacks;   /* stacks the stack map could not take */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
@@ -139,10 +149,21 @@ static void events_clear_map(struct event_loop *loop, const struct map_desc *map
 		events_zero_map(loop, map);
 		return;
 	}
-	while (limit-- > 0 && bpf_map_get_next_key(map->fd, NULL, key) == 0) {
+	/* Each key is deleted once the next one is known: asking for the first
+	 * key anew after every delete scans the hash table from its first
+	 * bucket each time, quadratic in a big map (seconds for a profile's
+	 * 131,072-entry map of 13,000 stacks). */
+	bool more = bpf_map_get_next_key(map->fd, NULL, key) == 0;
+	void *next = xcalloc(1, map->key_size ? map->key_size : 1);
+	while (more && limit-- > 0) {
+		more = bpf_map_get_next_key(map->fd, key, next) == 0;
 		if (bpf_map_delete_elem(map->fd, key) != 0 && errno != ENOENT)
 			break;
+		void *swap = key;
+		key = next;
+		next = swap;
 	}
+	free(next);
 	free(key);
 }
 
@@ -283,6 +304,26 @@ static void events_warn_bad_record(struct event_loop *loop, const char *why)
 	loop->warned_bad_record = true;
 }
 
+/* printf_matching(): whether the text between the two MESSAGE_MARK bytes
+ * holds needle; the marks are taken out of the line. A mark produced by an
+ * argument (a string holding 0x1f) ends the part early, which only makes a
+ * line less likely to be kept. */
+static bool events_keep_match(struct strbuf *text, const char *needle)
+{
+	char *start = text->data ? memchr(text->data, MESSAGE_MARK, text->length) : NULL;
+	char *end = start ? memchr(start + 1, MESSAGE_MARK, text->length - (size_t)(start + 1 - text->data))
+			  : NULL;
+	if (!end)
+		return false;
+	size_t length = (size_t)(end - start - 1);
+	bool found = memmem(start + 1, length, needle, strlen(needle)) != NULL;
+	/* the marks out: the part moves left one byte, the rest two */
+	memmove(start, start + 1, length);
+	memmove(end - 1, end + 1, text->length - (size_t)(end + 1 - text->data) + 1);
+	text->length -= 2;
+	return found;
+}
+
 static int events_handle(void *context, void *data, size_t size)
 {
 	struct event_loop *loop = context;
@@ -319,6 +360,8 @@ static int events_handle(void *context, void *data, size_t size)
 	case EVENT_PRINTF:
 		strbuf_reset(&loop->text);
 		format_event(&loop->text, event, record);
+		if (event->match && !events_keep_match(&loop->text, event->match))
+			break;
 		events_emit(loop, "printf", loop->text.data ? loop->text.data : "",
 			    loop->text.length);
 		break;
@@ -440,6 +483,8 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 	map = events_map(loop, program->lost_map_id);
 	if (map && map->fd >= 0) {
 		loop->lost_fd = map->fd;
+		loop->refused.slot = 1;
+		loop->stacks.slot = LOST_SLOT_STACKS;
 		loop->lost_values = xcalloc((size_t)loop->cpu_count, sizeof(uint64_t));
 	}
 	loop->zero_divisions = xcalloc((size_t)program->zero_divisors.count + 1, sizeof(uint64_t));
@@ -459,21 +504,59 @@ void event_loop_free(struct event_loop *loop)
 	free(loop);
 }
 
-/* How much a counting slot of the .lost map grew since *reported (CPUs
- * summed), moving *reported up to it; 0 when it did not or cannot be read. */
-static uint64_t events_slot_growth(struct event_loop *loop, uint32_t slot, uint64_t *reported)
+/* "raise SONDE_MAX_MAP_ENTRIES, now 4096": what sets the size of the maps of
+ * this role (distinct settings joined by "; "), for a full-map line. */
+static void events_size_advice(const struct program *program, bool stacks, struct strbuf *advice)
+{
+	for (int i = 0; i < program->maps.count; i++) {
+		const struct map_desc *map = &program->maps.items[i];
+		bool seen = false;
+		if (!map->sized_by || (map->role == MAP_ROLE_STACKS) != stacks)
+			continue;
+		for (int j = 0; j < i && !seen; j++) {
+			const struct map_desc *other = &program->maps.items[j];
+			seen = other->sized_by && (other->role == MAP_ROLE_STACKS) == stacks &&
+			       strcmp(other->sized_by, map->sized_by) == 0 &&
+			       other->max_entries == map->max_entries;
+		}
+		if (!seen)
+			strbuf_printf(advice, "%sraise %s, now %u", advice->length ? "; " : "",
+				      map->sized_by, map->max_entries);
+	}
+}
+
+/* A counting slot's growth since it was last reported: a line at once the
+ * first time, then at most every EVENTS_LOSS_REPORT_NS, the rest at exit,
+ * and a total at exit when it took several lines. */
+static void events_report_loss(struct event_loop *loop, struct loss_report *report, bool at_exit,
+			       uint64_t now)
 {
 	uint64_t total = 0;
 
-	if (bpf_map_lookup_elem(loop->lost_fd, &slot, loop->lost_values) != 0)
-		return 0;
+	if (!at_exit && report->reported_ns && now - report->reported_ns < EVENTS_LOSS_REPORT_NS)
+		return;
+	if (bpf_map_lookup_elem(loop->lost_fd, &report->slot, loop->lost_values) != 0)
+		return;
 	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
 		total += loop->lost_values[cpu];
-	if (total <= *reported)
-		return 0;
-	uint64_t growth = total - *reported;
-	*reported = total;
-	return growth;
+	bool stacks = report->slot == LOST_SLOT_STACKS;
+	const char *what = stacks ? "stacks" : "map updates";
+	if (total > report->reported) {
+		struct strbuf advice;
+		strbuf_init(&advice);
+		events_size_advice(loop->program, stacks, &advice);
+		fflush(loop->output.file);
+		fprintf(stderr, "Lost %llu %s: %s (%s)\n",
+			(unsigned long long)(total - report->reported), what,
+			stacks ? "the stack map is full or a hash bucket was taken" : "a map is full",
+			advice.length ? advice.data : "maps are full");
+		strbuf_free(&advice);
+		report->reported = total;
+		report->reports++;
+		report->reported_ns = now;
+	}
+	if (at_exit && report->reports > 1)
+		fprintf(stderr, "Lost %llu %s in total\n", (unsigned long long)total, what);
 }
 
 /* Divisions by zero, counted per site by the programs: the first one at a
@@ -533,24 +616,8 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	if (at_exit && loop->lost_reports > 1)
 		fprintf(stderr, "Lost %llu events in total\n", (unsigned long long)total);
 
-	/* slot 1: map updates the kernel refused because the map was full */
-	const char *entries = getenv("SONDE_MAX_MAP_ENTRIES");
-	uint64_t more = events_slot_growth(loop, 1, &loop->refused_reported);
-	if (more)
-		fprintf(stderr, "Lost %llu map updates: a map is full (raise SONDE_MAX_MAP_ENTRIES, "
-			"now %s)\n", (unsigned long long)more, entries ? entries : "4096");
-	/* a profile can lose stacks at every sample: one line every few
-	 * seconds, and the last at exit */
-	if (!at_exit && now - loop->stacks_report_ns < EVENTS_STACKS_REPORT_NS)
-		return;
-	const char *stacks = getenv("SONDE_STACK_STORAGE_SIZE");
-	more = events_slot_growth(loop, LOST_SLOT_STACKS, &loop->stacks_reported);
-	if (more)
-		loop->stacks_report_ns = now;
-	if (more)
-		fprintf(stderr, "Lost %llu stacks: the stack map is full or a hash bucket was taken "
-			"(raise --stack-storage-size or SONDE_STACK_STORAGE_SIZE, now %s)\n",
-			(unsigned long long)more, stacks ? stacks : "16384");
+	events_report_loss(loop, &loop->refused, at_exit, now);
+	events_report_loss(loop, &loop->stacks, at_exit, now);
 }
 
 /* exit()'s map slot (LOST_SLOT_EXIT): code * 2 + 1 on a CPU that called it.

@@ -39,6 +39,8 @@ struct stack_entry {
 	VEC(struct stack_part) parts;
 	uint64_t count;
 	char *folded;         /* the folded line without its count */
+	char *identity;       /* folded plus the fields it leaves out (the pid): what tells
+			       * two blocks apart */
 };
 
 static void stack_frame_name(struct strbuf *sb, bool is_kernel, uint64_t pid, uint64_t address)
@@ -148,6 +150,12 @@ static void stack_entry_build(struct stack_entry *entry, const struct map_desc *
 		}
 	}
 	entry->folded = strbuf_release(&line);
+	strbuf_init(&line);
+	strbuf_puts(&line, entry->folded);
+	for (int i = 0; i < entry->parts.count; i++)
+		if (!entry->parts.items[i].is_stack && !entry->parts.items[i].is_text)
+			strbuf_printf(&line, "\n%s", entry->parts.items[i].frames.items[0]);
+	entry->identity = strbuf_release(&line);
 }
 
 static void stack_entry_free(struct stack_entry *entry)
@@ -159,12 +167,19 @@ static void stack_entry_free(struct stack_entry *entry)
 	}
 	free(entry->parts.items);
 	free(entry->folded);
+	free(entry->identity);
 }
 
 static int compare_folded(const void *pa, const void *pb)
 {
 	const struct stack_entry *a = pa, *b = pb;
 	return strcmp(a->folded, b->folded);
+}
+
+static int compare_identity(const void *pa, const void *pb)
+{
+	const struct stack_entry *a = pa, *b = pb;
+	return strcmp(a->identity, b->identity);
 }
 
 static int compare_count(const void *pa, const void *pb)
@@ -236,18 +251,22 @@ int print_tool_stacks(const struct output *out, const struct map_desc *map,
 		entries[i].count = snapshot_fold(&snap, map->value_type, snapshot_value(&snap, i));
 	}
 	/* stacks that differ only in addresses within the same functions
-	 * read the same: one entry, their counts summed */
-	qsort(entries, snap.count, sizeof(*entries), compare_folded);
+	 * read the same: one entry, their counts summed. Folded lines leave
+	 * the pid out, as BCC's do; blocks (and JSON) keep processes apart. */
+	bool folded = event->stack_style & STACK_STYLE_FOLDED;
+	bool by_line = (folded && !out->json) ||
+		       (out->picture && out->picture->request.kind == PICTURE_FLAMEGRAPH);
+	qsort(entries, snap.count, sizeof(*entries), by_line ? compare_folded : compare_identity);
 	int count = 0;
 	for (int i = 0; i < snap.count; i++) {
-		if (count && strcmp(entries[count - 1].folded, entries[i].folded) == 0) {
+		if (count && strcmp(by_line ? entries[count - 1].folded : entries[count - 1].identity,
+				    by_line ? entries[i].folded : entries[i].identity) == 0) {
 			entries[count - 1].count += entries[i].count;
 			stack_entry_free(&entries[i]);
 		} else {
 			entries[count++] = entries[i];
 		}
 	}
-	bool folded = event->stack_style & STACK_STYLE_FOLDED;
 	if (!folded)
 		qsort(entries, count, sizeof(*entries), compare_count);
 

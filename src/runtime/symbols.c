@@ -561,13 +561,16 @@ static bool user_process_read_maps(struct user_process *process)
 	size_t length;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)process->pid);
+	/* the time of the attempt, read or not: a process that has exited
+	 * since must not be retried at every frame it left unnamed (89,000
+	 * opens in one profile's exit) */
+	process->read_ns = user_now_ns();
 	char *text = read_file(path, &length);
 	if (!text)
 		return false;
 	free(process->mappings);
 	process->mappings = NULL;
 	process->count = 0;
-	process->read_ns = user_now_ns();
 
 	int capacity = 0;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {

@@ -9,6 +9,12 @@
  * ksym()/usym(), and a %s argument is read with str(), as BCC reads it. The
  * filter is tested at the top of the body rather than in a predicate so it
  * can use the signature's parameters, which are variables set there.
+ *
+ * -f (BCC's message filter) keeps the lines whose message holds a text. The
+ * message only exists once user space has formatted it, so the whole line
+ * (time, columns, message, stacks) becomes one printf_matching() call whose
+ * format marks the message with \x1f bytes; the runtime drops the lines
+ * that do not match.
  */
 #include "generator.h"
 
@@ -148,6 +154,25 @@ static int message(const struct trace_spec *spec, struct strbuf *format, struct 
 	return 0;
 }
 
+/* The line as one printf_matching() (-f): only the message is matched. */
+static void matching_line(const struct tool_run *run, const char *needle, const char *format,
+			  const char *display, const char *args, struct strbuf *program)
+{
+	bool time = tool_run_value(run, "TIME") != NULL;
+	bool timestamp = !time && tool_run_value(run, "TIMESTAMP") != NULL;
+	bool kstack = tool_run_value(run, "KSTACK") != NULL;
+	bool ustack = tool_run_value(run, "USTACK") != NULL;
+	char *quoted = generator_quote(needle);
+	strbuf_printf(program, "\tprintf_matching(%s, \"%s%s%%-7d %%-7d %%-15s %%-16s \\x1f%s\\x1f\\n%s%s\""
+		      "%s%s, pid, tid, comm, %s%s%s%s);\n", quoted,
+		      time ? "%-8s " : "", timestamp ? "%d.%06d " : "", format,
+		      kstack ? "%s\\n" : "", ustack ? "%s\\n" : "",
+		      time ? ", strftime(\"%H:%M:%S\", nsecs)" : "",
+		      timestamp ? ", elapsed / 1000000000, elapsed / 1000 % 1000000" : "",
+		      display, args, kstack ? ", kstack" : "", ustack ? ", ustack" : "");
+	free(quoted);
+}
+
 static int generate_probe(const struct tool_run *run, const struct trace_spec *spec,
 			  const struct bcc_target *target, struct strbuf *program, char **error)
 {
@@ -172,16 +197,22 @@ static int generate_probe(const struct tool_run *run, const struct trace_spec *s
 				      quoted, strlen(name));
 			free(quoted);
 		}
-		strbuf_printf(program,
+		const char *needle = tool_run_value(run, "MSG_FILTER");
+		if (needle)
+			matching_line(run, needle, format.data ? format.data : "", display,
+				      args.data ? args.data : "", program);
+		else
+			strbuf_printf(program,
 			      "\tif (TIME) {\n\t\tprintf(\"%%-8s \", strftime(\"%%H:%%M:%%S\", nsecs));\n"
 			      "\t} else if (TIMESTAMP) {\n\t\tprintf(\"%%d.%%06d \", elapsed / 1000000000,"
 			      " elapsed / 1000 %% 1000000);\n\t}\n"
 			      "\tprintf(\"%%-7d %%-7d %%-15s %%-16s %s\\n\", pid, tid, comm, %s%s);\n"
 			      "\tif (KSTACK) {\n\t\tprintf(\"%%s\\n\", kstack);\n\t}\n"
-			      "\tif (USTACK) {\n\t\tprintf(\"%%s\\n\", ustack);\n\t}\n"
-			      "\tif (MAX_EVENTS > 0) {\n\t\t@bcc_events += 1;\n"
-			      "\t\tif (@bcc_events >= MAX_EVENTS) {\n\t\t\texit();\n\t\t}\n\t}\n}\n\n",
+			      "\tif (USTACK) {\n\t\tprintf(\"%%s\\n\", ustack);\n\t}\n",
 			      format.data ? format.data : "", display, args.data ? args.data : "");
+		strbuf_printf(program,
+			      "\tif (MAX_EVENTS > 0) {\n\t\t@bcc_events += 1;\n"
+			      "\t\tif (@bcc_events >= MAX_EVENTS) {\n\t\t\texit();\n\t\t}\n\t}\n}\n\n");
 		free(display);
 	}
 	free(filter);

@@ -248,6 +248,38 @@ static int parse_picture_line(const char *value, struct tool_header *out)
 	return 0;
 }
 
+/* `@map | MACRO` or `stack-map | MACRO` */
+static int parse_size_line(const char *value, struct tool_header *out)
+{
+	char *parts[2];
+	int count = split_bars(value, parts, 2);
+	struct tool_size size = { parts[0], count > 1 ? parts[1] : NULL };
+	if (count < 2 || (size.map[0] != '@' && strcmp(size.map, "stack-map") != 0)) {
+		free(size.map);
+		free(size.macro);
+		return -EINVAL;
+	}
+	vec_push(&out->sizes, size);
+	return 0;
+}
+
+/* Each size names an int option of the header (any order of lines). */
+static int check_sizes(const char *name, const struct tool_header *header, char **error)
+{
+	for (int i = 0; i < header->sizes.count; i++) {
+		const struct tool_option *option = NULL;
+		for (int j = 0; j < header->options.count; j++)
+			if (strcmp(header->options.items[j].macro, header->sizes.items[i].macro) == 0)
+				option = &header->options.items[j];
+		if (!option || option->kind != TOOL_VALUE_INT) {
+			*error = xasprintf("tools/%s.bt: size of %s: %s is not an int option", name,
+					   header->sizes.items[i].map, header->sizes.items[i].macro);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int tool_header_parse(const char *name, const char *text, struct tool_header *out, char **error)
 {
 	memset(out, 0, sizeof(*out));
@@ -298,6 +330,11 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 							   name, line_number);
 					status = -EINVAL;
 				}
+			} else if (strcmp(line, "size") == 0) {
+				status = parse_size_line(value, out);
+				if (status < 0)
+					*error = xasprintf("tools/%s.bt:%d: a size is '@MAP | MACRO' or "
+							   "'stack-map | MACRO'", name, line_number);
 			} else if (strcmp(line, "overhead") == 0) {
 				append_text(&out->overhead, value);
 			} else if (strcmp(line, "picture") == 0) {
@@ -322,7 +359,7 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 		*error = xasprintf("tools/%s.bt: the header has no 'summary:' line", name);
 		return -EINVAL;
 	}
-	return 0;
+	return check_sizes(name, out, error);
 }
 
 static void free_notes(struct tool_note *notes, int count)
@@ -358,6 +395,11 @@ void tool_header_free(struct tool_header *header)
 	free_notes(header->examples.items, header->examples.count);
 	free_notes(header->fields.items, header->fields.count);
 	free_notes(header->requirements.items, header->requirements.count);
+	for (int i = 0; i < header->sizes.count; i++) {
+		free(header->sizes.items[i].map);
+		free(header->sizes.items[i].macro);
+	}
+	free(header->sizes.items);
 	free(header->name);
 	free(header->summary);
 	free(header->about);
@@ -509,6 +551,35 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 	}
 	free(spelling);
 	return status;
+}
+
+/* The header's sizes, from their options' values (given, else default; an
+ * option without either leaves its maps at sonde's sizes). */
+static int resolve_sizes(struct tool_run *run, char **values, char **error)
+{
+	const struct tool_header *header = &run->header;
+	for (int i = 0; i < header->sizes.count; i++) {
+		const struct tool_size *size = &header->sizes.items[i];
+		for (int j = 0; j < header->options.count; j++) {
+			const struct tool_option *option = &header->options.items[j];
+			const char *text = values[j] ? values[j] : option->default_text;
+			long long entries;
+			if (strcmp(option->macro, size->macro) != 0 || !text)
+				continue;
+			char *spelling = option_spelling(option);
+			/* define_option has refused what is not a number */
+			if (!parse_whole_number(text, &entries) || entries < 1 ||
+			    entries > MAP_ENTRIES_LIMIT) {
+				*error = xasprintf("%s must be a number from 1 to %u, not '%s'", spelling,
+						   MAP_ENTRIES_LIMIT, text);
+				free(spelling);
+				return -EINVAL;
+			}
+			struct map_size resolved = { xstrdup(size->map), (uint32_t)entries, spelling };
+			vec_push(&run->map_sizes, resolved);
+		}
+	}
+	return 0;
 }
 
 /* ---- event sources ---- */
@@ -763,6 +834,8 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 			run->picture_path = xstrdup(values[i]);
 	for (int i = 0; status == 0 && i < option_count; i++)
 		status = define_option(run, &header->options.items[i], values[i], error);
+	if (status == 0)
+		status = resolve_sizes(run, values, error);
 	if (status == 0 && !run->help && !run->source && !run->man)
 		status = choose_sources(run, notes, error);
 	if (status == 0 && !run->help && !run->man)
@@ -783,6 +856,11 @@ void tool_run_free(struct tool_run *run)
 		free((char *)run->macros.items[i].body);
 	}
 	free(run->macros.items);
+	for (int i = 0; i < run->map_sizes.count; i++) {
+		free((char *)run->map_sizes.items[i].map);
+		free((char *)run->map_sizes.items[i].option);
+	}
+	free(run->map_sizes.items);
 	for (int i = 0; i < run->values.count; i++)
 		free(run->values.items[i].text);
 	free(run->values.items);

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "../common/util.h"
+#include "../compiler/compiler.h"
 #include "../compiler/preprocess.h"
 
 /* One embedded tool (the Makefile generates the table from the tools folder). */
@@ -69,6 +70,13 @@ struct tool_source {
 	VEC(struct tool_source_choice) choices;
 };
 
+/* `size: MAP | MACRO`: an int option that sizes a map ("@name", or
+ * "stack-map" for the maps behind kstack/ustack). */
+struct tool_size {
+	char *map;
+	char *macro;
+};
+
 /* A "text | explanation" pair: an example, or a field of the output. */
 struct tool_note {
 	char *text;
@@ -84,6 +92,7 @@ struct tool_header {
 	VEC(struct tool_note) examples;
 	VEC(struct tool_note) fields;
 	VEC(struct tool_note) requirements;  /* `requires:` a path that must exist, and the sentence if not */
+	VEC(struct tool_size) sizes;
 	char *overhead;             /* NULL if not stated */
 	/* `picture: flamegraph | TITLE | COUNT NAME` or `picture: heatmap | TITLE`:
 	 * the tool also takes --svg FILE or --heatmap FILE (an option of macro
@@ -115,6 +124,7 @@ struct tool_run {
 	VEC(struct tool_value) values;  /* every value given, in command-line order */
 	char *program;              /* a generated tool's program (generator.h); NULL otherwise */
 	char *picture_path;         /* --svg/--heatmap FILE; NULL if not given */
+	VEC(struct map_size) map_sizes; /* the header's sizes with their values (owned strings) */
 };
 
 const struct tool *tool_find(const char *name);

@@ -6,6 +6,9 @@
  *   func_alpha(i)   called 3 times, i = 1, 2, 3; returns i * 10
  *   func_beta(i)    called 5 times, i = 0..4; returns i + 100
  *   func_gamma(7)   called 2 times, through func_outer -> func_middle
+ *   malloc(n)       4 times, n = 12346..12349, from func_alloc -> func_alloc_inner
+ *                   (the C library's; freed at once)
+ *   USDT bcc_workload:tick(i, i * 100)  5 times, i = 1..5 (sys/sdt.h)
  *   read(/dev/zero) 4 times 100 bytes, then 6 times 4096 bytes
  *   getppid()       9 times (the syscall, not a cached value)
  *
@@ -19,6 +22,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/sdt.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -58,6 +62,22 @@ __attribute__((noinline)) int func_outer(int value)
 	return result;
 }
 
+/* two levels: a uprobe on malloc runs before malloc's frame is pushed, so
+ * the user stack misses its caller's return address (func_alloc_inner's) */
+__attribute__((noinline)) void *func_alloc_inner(size_t size)
+{
+	void *block = malloc(size);
+	sink++;
+	return block;
+}
+
+__attribute__((noinline)) void *func_alloc(size_t size)
+{
+	void *block = func_alloc_inner(size);
+	sink++;
+	return block;
+}
+
 int main(int argc, char **argv)
 {
 	struct stat status;
@@ -73,6 +93,10 @@ int main(int argc, char **argv)
 		func_beta(i);
 	for (int i = 0; i < 2; i++)
 		func_outer(7);
+	for (int i = 1; i <= 4; i++)
+		free(func_alloc(12345 + (size_t)i));
+	for (int i = 1; i <= 5; i++)
+		STAP_PROBE2(bcc_workload, tick, i, i * 100);
 	int fd = open("/dev/zero", O_RDONLY);
 	for (int i = 0; i < 4; i++)
 		sink += (int)read(fd, buffer, 100);

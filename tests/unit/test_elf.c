@@ -410,6 +410,11 @@ static void test_resolve(void)
 	      "resolve: libc by name", err ? strerror(-err) : path);
 	free(path);
 	path = NULL;
+	err = elf_resolve_binary("c", 0, &path);
+	check(err == 0 && strstr(path, "/libc.so") && access(path, R_OK) == 0,
+	      "resolve: c is libc (BCC's shorthand)", err ? strerror(-err) : path);
+	free(path);
+	path = NULL;
 	err = elf_resolve_binary("sh", 0, &path);
 	check(err == 0 && path[0] == '/', "resolve: program on PATH", err ? strerror(-err) : path);
 	free(path);

@@ -105,6 +105,11 @@ static void test_header_errors(void)
 			    "//! summary: s\n//! option: -x --x ARG | X flag | h\n", "a flag takes no argument");
 	expect_header_error("header option without name", "//! summary: s\n//! option: ARG | X int | h\n",
 			    "neither a short nor a long name");
+	expect_header_error("header size of no map", "//! summary: s\n//! size: stacks | N\n",
+			    "a size is '@MAP | MACRO'");
+	expect_header_error("header size of a flag",
+			    "//! summary: s\n//! size: @m | F\n//! option: -f | F flag | h\n",
+			    "size of @m: F is not an int option");
 }
 
 /* Configures the sample tool (built on the fly) with argv; returns the

@@ -1,6 +1,7 @@
 /*
- * Builtin functions, family: Output for the ready-made tools: rows with JSON field names, and whole maps
- * printed the way BCC's tools print them (histograms, top-N tables, stacks).
+ * Builtin functions, family: Output for the ready-made tools: rows with JSON field names, lines
+ * shown only when their message matches (trace -f), and whole maps printed the way BCC's tools
+ * print them (histograms, top-N tables, stacks).
  */
 #include "family.h"
 
@@ -121,6 +122,30 @@ static void check_row(struct sema *sema, struct node *call)
 					      "value");
 	event = &sema->program->events.items[call->event_id - 1];
 	event->field_names = field_names;
+}
+
+/* printf_matching("text", "format", args...): printf, for a line shown only
+ * when the part of it between two \x1f bytes of the format holds "text"
+ * (trace -f); the runtime decides, once the line is formatted. */
+static void check_printf_matching(struct sema *sema, struct node *call)
+{
+	struct node *needle = call->args;
+	call->type = type_void();
+	sema_check_expr(sema, needle);
+	if (needle->kind != NODE_STRING) {
+		sema_error(sema, needle->loc, "printf_matching() needs a string literal to match");
+		return;
+	}
+	struct event_desc *event = sema_check_format_call(sema, call, needle->next, EVENT_PRINTF);
+	if (!event)
+		return;
+	const char *mark = strchr(event->format, MESSAGE_MARK);
+	if (!mark || !strchr(mark + 1, MESSAGE_MARK)) {
+		sema_error(sema, needle->next->loc, "printf_matching() needs the matched part of its "
+			   "format between two \\x1f bytes");
+		return;
+	}
+	event->match = xstrdup(needle->string_value);
 }
 
 /* A whole map for print_top and the histogram printers; NULL when not one. */
@@ -352,11 +377,17 @@ static void check_print_top(struct sema *sema, struct node *call)
 	event->record_size = 8; /* the record is the index alone; args describe a row */
 }
 
-/* row(): like printf, the values after the names and the format. */
+/* row() and printf_matching(): like printf, the values after the names
+ * (the text to match) and the format. */
 static struct value generate_row(struct codegen *gen, struct node *call)
 {
 	gen_send_event(gen, call, call->args->next->next);
 	return value_none();
+}
+
+static struct value generate_printf_matching(struct codegen *gen, struct node *call)
+{
+	return generate_row(gen, call);
 }
 
 /* The map printers for tools: the record is the event index; user space reads the maps. */
@@ -376,6 +407,7 @@ static struct value generate_print_stacks(struct codegen *gen, struct node *call
 
 const struct function_def builtins_tool_output[] = {
 	{ FUNCTION(row, 2, -1) },
+	{ FUNCTION(printf_matching, 2, -1) },
 	{ FUNCTION(print_log2_hist, 2, 5) },
 	{ FUNCTION(print_linear_hist, 2, 5) },
 	{ FUNCTION(print_top, 3, -1) },
