@@ -28,7 +28,7 @@ GEN_HDRS := build/gen/syscall_names.h
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=build/tests/%)
 
-.PHONY: all test test-unit test-vm bench bench-quick install man clean deps asan
+.PHONY: all test test-unit test-vm bench bench-quick install man clean deps asan fuzz
 
 all: build/sonde
 
@@ -77,10 +77,11 @@ build/gen/syscall_names.h: $(UNISTD_H)
 	sed -n 's/^#define __NR_\([a-z0-9_]*\)[ \t]*\([0-9][0-9]*\)$$/\t[\2] = "\1",/p' $< > $@.tmp
 	mv $@.tmp $@
 
-build/obj/src/common/names.o build/asan/obj/src/common/names.o: $(GEN_HDRS)
+build/obj/src/common/names.o build/asan/obj/src/common/names.o build/fuzz/obj/src/common/names.o: $(GEN_HDRS)
 
 # the SVGs' scripts are pulled into scripts.o with .incbin
-build/obj/src/render/scripts.o build/asan/obj/src/render/scripts.o: $(wildcard src/render/*.js)
+build/obj/src/render/scripts.o build/asan/obj/src/render/scripts.o build/fuzz/obj/src/render/scripts.o: \
+	$(wildcard src/render/*.js)
 
 asan: build/asan/sonde
 build/asan/sonde: $(ASAN_OBJS)
@@ -90,6 +91,32 @@ build/asan/obj/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -c -o $@ $<
 
+# The compiler fuzzer (tests/fuzz/): every source but main.c, built by clang
+# with libFuzzer and the sanitizers, linked with the same libraries as sonde
+# (so a new library cannot break it unnoticed). tests/fuzz/run.sh runs it;
+# `make test` builds it when clang is there.
+FUZZ_CC    ?= clang
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_OBJS  := $(LIB_SRCS:%.c=build/fuzz/obj/%.o) $(GEN_OBJS:build/obj/%=build/fuzz/obj/%)
+FUZZ_TARGET:= $(if $(shell command -v $(FUZZ_CC) 2>/dev/null),build/fuzz/fuzz_compile)
+
+fuzz: build/fuzz/fuzz_compile
+build/fuzz/fuzz_compile: tests/fuzz/fuzz_compile.c $(FUZZ_OBJS)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+build/fuzz/obj/%.o: %.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+build/fuzz/obj/gen/%.o: build/gen/%.S
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -c -o $@ $<
+
+build/fuzz/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+
 build/tests/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-prototypes -o $@ $< $(LIB_OBJS) $(LDLIBS)
@@ -97,7 +124,7 @@ build/tests/%: tests/unit/%.c $(LIB_OBJS)
 deps:
 	@sh tests/setup.sh
 
-test: deps all asan $(UNIT_BINS)
+test: deps all asan $(UNIT_BINS) $(FUZZ_TARGET)
 	@python3 tests/run_all.py
 
 test-unit: $(UNIT_BINS)

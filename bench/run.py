@@ -9,6 +9,7 @@ binaries on the real kernel. The same numbers go to bench/results/latest.json.
     sudo python3 bench/run.py            full run (under 15 minutes)
     sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
+    sudo python3 bench/run.py --only tools --tools execsnoop
 
 The groups (see bench/README.md for what each one means):
 
@@ -53,6 +54,7 @@ import time
 BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_DIR = os.path.dirname(BENCH_DIR)
 SONDE = os.path.join(REPO_DIR, "build", "sonde")
+SONDE_IN_TREE = SONDE   # where SONDE was before build() copied it aside
 BPFTRACE = "/usr/bin/bpftrace"
 RESULTS_DIR = os.path.join(BENCH_DIR, "results")
 BPF_PROG_TYPE_TRACEPOINT = 5
@@ -102,7 +104,8 @@ def ensure_packages():
 def build(workdir):
     """Build the workload, and take a private copy of build/sonde, so that a
     rebuild in the tree while the benchmarks run cannot pull it away."""
-    global SONDE
+    global SONDE, SONDE_IN_TREE
+    SONDE_IN_TREE = SONDE
     if not os.path.exists(SONDE):
         log("building sonde")
         subprocess.run(["make", "-C", REPO_DIR], check=True)
@@ -510,6 +513,56 @@ def wait_for_programs(tracer, timeout=60, settle=0.3):
     raise RuntimeError("%s did not attach: %s" % (tracer.tool, tracer.errors()))
 
 
+# ---------------------------------------------------------------- syscall probes
+
+# What a syscall probe adds to a system call, read from the traced process's
+# own CPU time rather than from bpf_stats: the run time the kernel counts is
+# the program's alone, which leaves out what a perf syscall tracepoint does
+# before the program runs (it builds the record) and counts the timing
+# itself, some 40 ns, on every run of a program, even one that returns at once.
+SYSCALL_PROGRAMS = [
+    ("every syscall traced: sys_enter_* count()",
+     "tracepoint:syscalls:sys_enter_* { @ = count(); }"),
+    ("untraced syscall, sys_enter_get* count() attached",
+     "tracepoint:syscalls:sys_enter_get* { @ = count(); }"),
+]
+CLOSES = 300000
+
+
+def close_cost(workload, count):
+    """The smallest thread CPU time per close(-1) over batches (ns)."""
+    out = subprocess.run([workload, "-n", "close", str(count)], capture_output=True,
+                         text=True, check=True).stdout
+    return float(out.split()[3])
+
+
+def bench_syscalls(reps, workload, workdir, results, quick):
+    closes = CLOSES // 3 if quick else CLOSES
+    for index, (label, program) in enumerate(SYSCALL_PROGRAMS):
+        added = {tool: [] for tool in TOOLS}
+        for rep in range(reps):
+            for tool in (TOOLS if rep % 2 == 0 else TOOLS[::-1]):
+                untraced = close_cost(workload, closes)
+                tracer = Tracer(tool, program, workdir, "syscalls%d" % index)
+                try:
+                    tracer.wait_attached(timeout=120)
+                    # bpftrace prints before it attaches: wait until its
+                    # open files stop changing
+                    count, changed = -1, time.monotonic()
+                    while time.monotonic() - changed < 0.5 and tracer.proc.poll() is None:
+                        now = fd_count(tracer.proc.pid)
+                        if now != count:
+                            count, changed = now, time.monotonic()
+                        time.sleep(0.02)
+                    traced = close_cost(workload, closes)
+                finally:
+                    tracer.stop(timeout=300)
+                    wait_for_releases()
+                added[tool].append(traced - untraced)
+        results.add("syscalls", "ns added per close(): " + label, "ns", added, None)
+        log("  syscalls %s done" % label)
+
+
 # ---------------------------------------------------------------- 3. dd
 
 DD = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=500k"]
@@ -760,11 +813,12 @@ def tool_kernel_cost(name, column, command, pattern, kind, count, workload, dd_f
     return (run_time / events if events else None), sample
 
 
-def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
+def bench_tools(reps, kernel_reps, workload, workdir, results, quick, names=None):
     """Start-up to tracing and peak RSS of sonde's tools against
     libbpf-tools' and bpftrace's, and the kernel cost per event of sonde's
     against libbpf-tools'. One row per comparison; a tool sonde does not
-    have yet is a note."""
+    have yet is a note. names: the tools to run (all of TOOL_BENCH when
+    None)."""
     xlated_dir = os.path.join(RESULTS_DIR, "xlated")
     os.makedirs(xlated_dir, exist_ok=True)
     for old in os.listdir(xlated_dir):
@@ -773,6 +827,8 @@ def bench_tools(reps, kernel_reps, workload, workdir, results, quick):
     dd_file = None
     details = {}
     for name, _, kind in TOOL_BENCH:
+        if names is not None and name not in names:
+            continue
         if not sonde_has_tool(name):
             results.note("tools", name, "skipped: sonde has no %s yet" % name)
             log("  tools %s skipped (sonde %s --help fails)" % (name, name))
@@ -983,6 +1039,15 @@ def fd_count(pid):
         return -1
 
 
+def kill_group(proc):
+    """SIGKILL a process started in a session of its own, and its group."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
 def scale_run(tool, program, workdir, tag):
     """One run at scale: launch, wait until the attach message has shown up
     and the tracer's number of open files has not changed for half a second
@@ -1020,11 +1085,7 @@ def scale_run(tool, program, workdir, tag):
             break
         time.sleep(0.01)
     if banner is None or proc.poll() is not None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
+        kill_group(proc)
         with open(err_path, errors="replace") as f:
             raise RuntimeError("%s did not start at scale:\n%s" % (tool, f.read()[-2000:]))
     attached = max(banner, last_change) - start
@@ -1038,7 +1099,9 @@ def scale_run(tool, program, workdir, tag):
         proc.wait()
     exit_s = time.monotonic() - interrupted
     with open(report) as f:
-        rss = int(f.read().split()[-1])
+        words = f.read().split()
+    # nothing from GNU time if the tracer had to be killed
+    rss = int(words[-1]) if words and words[-1].isdigit() else None
     return {"attach_s": attached, "exit_s": exit_s, "maxrss_kb": rss, "files": count}
 
 
@@ -1052,7 +1115,9 @@ def wait_for_releases(timeout=120):
             if entry.isdigit():
                 try:
                     with open("/proc/%s/comm" % entry) as f:
-                        busy = busy or f.read().strip() == "sonde-release"
+                        # ours only: other users of the machine have theirs
+                        busy = busy or (f.read().strip() == "sonde-release" and
+                                        os.readlink("/proc/%s/exe" % entry) == SONDE)
                 except OSError:
                     pass
         if not busy:
@@ -1060,7 +1125,7 @@ def wait_for_releases(timeout=120):
         time.sleep(0.2)
 
 
-def bench_scale(reps, workdir, results, quick):
+def bench_scale(reps, workdir, results, quick, tools=TOOLS):
     """Thousands of probes (issue 11): time to attach, time from SIGINT to
     exit and peak RSS for every syscall tracepoint, 100 ordinary
     tracepoints and 1,000 uprobes, sonde against bpftrace."""
@@ -1078,7 +1143,7 @@ def bench_scale(reps, workdir, results, quick):
     for label, program in cases:
         samples = {tool: [] for tool in TOOLS}
         for rep in range(reps):
-            for tool in TOOLS:
+            for tool in tools:
                 # bpftrace takes tens of seconds to detach: once is enough
                 if tool == "bpftrace" and rep > 0 and quick:
                     continue
@@ -1299,6 +1364,44 @@ def bench_usdt(reps, workdir, results, quick):
     log("  usdt done")
 
 
+# ---------------------------------------------------------------- vm
+
+def bench_vm(workdir, results):
+    """1,000 kprobes and 1,000 fentry probes in the QEMU guest (Debian's
+    6.1 kernel; this one has neither): bench/vm_scale.py run through
+    tests/vm/run-in-vm. sonde only, one run each, no target: the guest is
+    emulated."""
+    out_dir = os.path.join(workdir, "vm")
+    os.makedirs(out_dir, exist_ok=True)
+    out_path = os.path.join(out_dir, "vm_scale.json")
+    command = [os.path.join(REPO_DIR, "tests", "vm", "run-in-vm"), "--timeout", "1800",
+               "--writable", out_dir, "--", sys.executable,
+               # the binary where it was: the guest sees the host's root
+               # file system, but not a tmpfs that may hold the copy
+               os.path.join(BENCH_DIR, "vm_scale.py"), SONDE_IN_TREE, out_path]
+    proc = subprocess.run(command, cwd=REPO_DIR)
+    try:
+        with open(out_path) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        results.note("vm", "1000 kprobes, 1000 fentry",
+                     "the guest run failed (exit %d)" % proc.returncode)
+        return
+    results.context["vm kernel"] = report.get("kernel")
+    for provider in ("kprobe", "fentry"):
+        run = report.get(provider)
+        label = "%d %s probes" % (report.get("functions", 0), provider)
+        if not run or "error" in run:
+            results.note("vm", label, "failed: %s" % ((run or {}).get("error", "not run")[:200]))
+            continue
+        for key, name, unit in (("attach_s", "attach", "s"),
+                                ("exit_s", "SIGINT to exit", "s"),
+                                ("release_s", "background release", "s"),
+                                ("maxrss_kb", "peak RSS", "KiB")):
+            results.add("vm", "%s: %s" % (label, name), unit,
+                        {"sonde": [run.get(key)], "bpftrace": []}, None)
+
+
 # ---------------------------------------------------------------- table
 
 class Results:
@@ -1374,12 +1477,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
     parser.add_argument("--only",
-                        default="startup,kernel,dd,delivery,footprint,tools,profile,scale,serve,usdt",
-                        help="comma-separated groups to run")
+                        default="startup,kernel,syscalls,dd,delivery,footprint,tools,profile,"
+                        "scale,serve,usdt,vm",
+                        help="comma-separated groups to run (--quick leaves out vm unless "
+                        "named here)")
+    parser.add_argument("--scale-sonde-only", action="store_true",
+                        help="scale group without bpftrace (its detaching takes minutes on a "
+                        "busy machine)")
+    parser.add_argument("--sonde", help="the sonde binary to measure (default: build/sonde), "
+                        "e.g. an older build for a before-and-after comparison")
+    parser.add_argument("--tools", metavar="NAMES",
+                        help="comma-separated tools of the tools group (default: all of %s)"
+                        % ",".join(t[0] for t in TOOL_BENCH))
     args = parser.parse_args()
+    tool_names = args.tools.split(",") if args.tools else None
+    unknown = set(tool_names or []) - set(t[0] for t in TOOL_BENCH)
+    if unknown:
+        sys.exit("bench: --tools: no tools benchmark for %s" % ", ".join(sorted(unknown)))
     if os.geteuid() != 0:
         sys.exit("bench: must run as root")
     groups = args.only.split(",")
+    if args.quick and "--only" not in " ".join(sys.argv):
+        groups = [g for g in groups if g != "vm"]
+    if args.sonde:
+        global SONDE
+        SONDE = os.path.abspath(args.sonde)
     ensure_packages()
     os.makedirs(RESULTS_DIR, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="sonde-bench-")
@@ -1396,6 +1518,9 @@ def main():
         if "kernel" in groups:
             log("kernel cost per event")
             bench_kernel(1 if args.quick else 3, workload, workdir, results, args.quick)
+        if "syscalls" in groups:
+            log("syscall probes")
+            bench_syscalls(1 if args.quick else 3, workload, workdir, results, args.quick)
         if "dd" in groups:
             log("dd")
             bench_dd(2 if args.quick else 5, workdir, results, args.quick)
@@ -1407,13 +1532,17 @@ def main():
         if "tools" in groups:
             log("tools")
             bench_tools(2 if args.quick else 5, 2 if args.quick else 3, workload, workdir,
-                        results, args.quick)
+                        results, args.quick, tool_names)
         if "profile" in groups:
             log("profile")
             bench_profile(1 if args.quick else 3, workdir, results, args.quick)
         if "scale" in groups:
             log("scale")
-            bench_scale(1 if args.quick else 3, workdir, results, args.quick)
+            bench_scale(1 if args.quick else 3, workdir, results, args.quick,
+                        ["sonde"] if args.scale_sonde_only else TOOLS)
+        if "vm" in groups:
+            log("vm (1,000 kprobes and fentry probes in the QEMU guest)")
+            bench_vm(workdir, results)
         if "serve" in groups:
             log("serve")
             bench_serve(workdir, results, args.quick)

@@ -14,6 +14,12 @@
  *     workload pingpong N     N round trips of one byte between two processes
  *                             over two pipes: every trip wakes each side once,
  *                             so at least two wake-ups and context switches
+ *     workload close N        N close(-1)s (EBADF: the cheapest syscall there is to
+ *                             make on purpose), in batches of 10,000; the line
+ *                             printed at the end also gives the smallest thread
+ *                             CPU time per call over the batches, in ns, so that
+ *                             what a tracer adds to every syscall can be read
+ *                             without the time other processes take
  *     workload getppid N RATE [SECONDS]
  *                             N getppid(2)s paced at RATE per second
  *                             (RATE 0: as fast as possible), stopping early
@@ -101,6 +107,27 @@ static int run_open(long count)
 	return 0;
 }
 
+/* Returns the smallest thread CPU ns per call over batches of close(-1). */
+static double run_close(long count)
+{
+	const long batch = 10000;
+	double best = -1;
+
+	for (long done = 0; done < count; done += batch) {
+		struct timespec t0, t1;
+		double ns;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		for (long i = 0; i < batch; i++)
+			syscall(SYS_close, -1);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+		ns = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / batch;
+		if (best < 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
 static int run_exec(long count)
 {
 	static char *const argv[] = { "/bin/true", NULL };
@@ -186,7 +213,8 @@ static long run_getppid(long count, double rate, double limit)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: workload [-n] write|read|open|exec|pingpong N | getppid N RATE [SECONDS]\n");
+	fprintf(stderr, "usage: workload [-n] write|read|open|close|exec|pingpong N | "
+		"getppid N RATE [SECONDS]\n");
 	exit(2);
 }
 
@@ -198,7 +226,7 @@ int main(int argc, char **argv)
 	long count;
 	double rate = 0, limit = 0;
 	char line[64];
-	double start, elapsed;
+	double start, elapsed, close_ns = -1;
 	int err;
 
 	if (argi < argc && strcmp(argv[argi], "-n") == 0) {
@@ -225,7 +253,10 @@ int main(int argc, char **argv)
 		err = run_read(count);
 	else if (strcmp(mode, "open") == 0)
 		err = run_open(count);
-	else if (strcmp(mode, "exec") == 0)
+	else if (strcmp(mode, "close") == 0) {
+		close_ns = run_close(count);
+		err = 0;
+	} else if (strcmp(mode, "exec") == 0)
 		err = run_exec(count);
 	else if (strcmp(mode, "pingpong") == 0)
 		err = run_pingpong(count);
@@ -240,6 +271,9 @@ int main(int argc, char **argv)
 		perror("workload");
 		return 1;
 	}
-	printf("done %ld %.6f\n", count, elapsed);
+	if (close_ns >= 0)
+		printf("done %ld %.6f %.1f\n", count, elapsed, close_ns);
+	else
+		printf("done %ld %.6f\n", count, elapsed);
 	return 0;
 }

@@ -275,47 +275,44 @@ fail:
 	return NULL;
 }
 
-static int parse_max_strlen(int *max_strlen, int preferred)
-{
-	const char *text = getenv("SONDE_MAX_STRLEN");
-	char *end;
-	long value;
-
-	*max_strlen = preferred ? preferred : MAX_STRLEN_DEFAULT;
-	if (!text || !*text)
-		return 0;
-	errno = 0;
-	value = strtol(text, &end, 10);
-	if (errno || *end || end == text || value < 1 || value > MAX_STRLEN_LIMIT) {
-		fprintf(stderr, "sonde: SONDE_MAX_STRLEN must be a number from 1 to %d, not '%s'\n",
-			MAX_STRLEN_LIMIT, text);
-		return -1;
-	}
-	*max_strlen = (int)value;
-	return 0;
-}
-
-/* Strict, like SONDE_MAX_STRLEN: "1k", "0x10", "-1" or a value past the
- * limit is a mistake to report, not a default to fall back to silently.
- * An unset variable leaves *value 0 (the default). */
-static int parse_env_count(const char *name, long long limit, uint32_t *value)
+/* Environment variable `name` as a decimal number from 1 to limit, into
+ * *value (left alone when unset). Digits only: " 64", "+64", "1k", "0x10"
+ * or "-1" are mistakes to report in one sentence naming the variable, not
+ * values to read some way silently. */
+static int parse_env_number(const char *name, long long limit, long long *value)
 {
 	const char *text = getenv(name);
 	char *end;
 	long long number;
 
-	*value = 0;
 	if (!text || !*text)
 		return 0;
 	errno = 0;
-	number = strtoll(text, &end, 10);
-	if (errno || *end || end == text || number < 1 || number > limit) {
-		fprintf(stderr, "sonde: %s must be a number from 1 to %lld, not '%s'\n", name, limit,
-			text);
+	number = isdigit((unsigned char)text[0]) ? strtoll(text, &end, 10) : 0;
+	if (!isdigit((unsigned char)text[0]) || errno || *end || number < 1 || number > limit) {
+		fprintf(stderr, "sonde: %s must be a number from 1 to %lld, not '%s'\n", name,
+			limit, text);
 		return -1;
 	}
-	*value = (uint32_t)number;
+	*value = number;
 	return 0;
+}
+
+static int parse_max_strlen(int *max_strlen, int preferred)
+{
+	long long value = preferred ? preferred : MAX_STRLEN_DEFAULT;
+	int err = parse_env_number("SONDE_MAX_STRLEN", MAX_STRLEN_LIMIT, &value);
+	*max_strlen = (int)value;
+	return err;
+}
+
+/* An unset variable leaves *value 0 (the default). */
+static int parse_env_count(const char *name, long long limit, uint32_t *value)
+{
+	long long number = 0;
+	int err = parse_env_number(name, limit, &number);
+	*value = (uint32_t)number;
+	return err;
 }
 
 static int parse_pid(const char *text, pid_t *pid)
@@ -927,6 +924,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.join_printf = cli.tool;
 	compile_options.drop_empty_probes = cli.tool;
 	compile_options.hist_sums = cli.serve != NULL;
+	compile_options.script_path = strcmp(source.filename, "stdin") != 0 && !cli.tool &&
+				      !cli.program_text ? cli.program_path : NULL;
 
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);

@@ -72,6 +72,17 @@ int syscall_number_of(const char *name)
 	return -1;
 }
 
+/* The same names errno_name() prints, looked up the other way. */
+int errno_number_of(const char *name)
+{
+	for (int number = 1; number < 4096; number++) {
+		const char *known = strerrorname_np(number);
+		if (known && strcmp(known, name) == 0)
+			return number;
+	}
+	return -1;
+}
+
 const struct int_names int_names_syscall = { "syscall", names_syscall };
 const struct int_names int_names_signal = { "signal", names_signal };
 const struct int_names int_names_errno = { "errno", names_errno };

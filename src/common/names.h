@@ -25,6 +25,9 @@ extern const struct int_names int_names_softirq; /* "timer", as softirqs; the nu
 /* The x86-64 number of the syscall called name ("openat"), or -1. */
 int syscall_number_of(const char *name);
 
+/* The number of the error called name ("ENOENT": 2), or -1. */
+int errno_number_of(const char *name);
+
 /* Sonde's fallback when a name is longer: callers use a buffer this big. */
 #define INT_NAME_MAX 64
 

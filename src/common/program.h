@@ -174,6 +174,8 @@ struct event_desc {
 	char *trailer;              /* PRINT_*_HIST: text after each labelled histogram */
 	int *extra_map_ids;         /* PRINT_TOP: maps whose values for the same key follow */
 	int extra_map_count;
+	bool top_order_only;        /* PRINT_TOP: the first map orders the rows and is no column
+				     * (its format has one conversion fewer): a sort option */
 	int stack_style;            /* PRINT_STACKS: STACK_STYLE_* bits */
 	char *match;                /* printf_matching(): the line is printed only when the
 				     * text between the format's two MESSAGE_MARK bytes

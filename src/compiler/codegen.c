@@ -290,6 +290,114 @@ void gen_send_record(struct codegen *gen, struct helper_arg record, int size)
 	ir_label(&gen->fn, sent);
 }
 
+/*
+ * Record arguments that are strings, tuples or 64-bit integers kept in a
+ * map (`@m[k]`, `@m[k].N`) go from the map value to the record without a stop on the
+ * stack. Arguments naming the same element share one lookup, and a run of
+ * them lying side by side in both the value and the record is one
+ * bpf_probe_read_kernel(): execsnoop's twenty arguments are one copy. A
+ * missing element reads as zeros: the pointer is then 0 (plus the field's
+ * offset), an address the helper refuses, and it clears its destination
+ * when it fails.
+ */
+struct map_copy {
+	const struct node *map;   /* the element's NODE_MAP; NULL: no run pending */
+	int pointer;              /* its value's address, or 0 when it is missing */
+	int src_offset, dst_offset, size;
+};
+
+/* A key that cannot change between two arguments of one record. */
+static bool is_stable_key(const struct node *key)
+{
+	if (key->is_constant && key->type && key->type->kind == TYPE_INT)
+		return true;
+	return key->kind == NODE_BUILTIN && key->variable && key->variable->is_stable;
+}
+
+static bool same_element(const struct node *a, const struct node *b)
+{
+	if (a->map_id != b->map_id)
+		return false;
+	const struct node *x = a->args, *y = b->args;
+	for (; x && y; x = x->next, y = y->next) {
+		if (x->is_constant != y->is_constant || x->kind != y->kind)
+			return false;
+		if (x->is_constant ? x->const_value != y->const_value : strcmp(x->name, y->name) != 0)
+			return false;
+	}
+	return !x && !y;
+}
+
+/* The map element `arg` reads from, with the field's offset in its value,
+ * when the argument can be copied straight from the map into `slot`. */
+static const struct node *map_copy_source(struct codegen *gen, const struct node *arg,
+					  const struct type *slot, int *src_offset)
+{
+	const struct node *map_node = arg->kind == NODE_TUPLE_INDEX ? arg->lhs : arg;
+	/* integers only when nothing converts them: 8 bytes both sides */
+	if (map_node->kind != NODE_MAP || !type_equal(arg->type, slot) ||
+	    (arg->type->kind == TYPE_INT && arg->type->size != 8) || arg->type->kind == TYPE_POINTER)
+		return NULL;
+	const struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+	if (type_is_aggregation(map->value_type))
+		return NULL;
+	for (const struct node *key = map_node->args; key; key = key->next)
+		if (!is_stable_key(key))
+			return NULL;
+	*src_offset = arg->kind == NODE_TUPLE_INDEX
+			      ? map->value_type->fields[arg->int_value].offset : 0;
+	if (*src_offset + round8(arg->type->size) > (int)map->value_size)
+		return NULL;
+	return map_node;
+}
+
+static void map_copy_flush(struct codegen *gen, struct map_copy *copy, int base)
+{
+	if (!copy->map)
+		return;
+	int dst = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, dst, base);
+	ir_alu_imm(&gen->fn, BPF_ADD, dst, copy->dst_offset);
+	int src = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, src, copy->pointer);
+	ir_alu_imm(&gen->fn, BPF_ADD, src, copy->src_offset);
+	struct helper_arg args[3] = { ARG_REG(dst), ARG_IMM(copy->size), ARG_REG(src) };
+	gen_call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+	copy->map = NULL;
+}
+
+/* Copies `arg` from its map element into the record at dst_offset, joining
+ * the pending run when it continues it. */
+static void map_copy_add(struct codegen *gen, struct map_copy *copy, int base,
+			 const struct node *map_node, int src_offset, int dst_offset, int size,
+			 int *pointers, const struct node **elements, int *element_count)
+{
+	int pointer = -1;
+	for (int i = 0; i < *element_count; i++)
+		if (same_element(elements[i], map_node))
+			pointer = pointers[i];
+	if (pointer < 0) {
+		struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+		int key = gen_map_key(gen, (struct node *)map_node, map);
+		int found = gen_map_lookup(gen, map->id, key);
+		/* a null-checked copy, so the verifier lets the offset be added */
+		pointer = gen_const_reg(gen, 0);
+		int missing = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, found, 0, missing);
+		ir_mov(&gen->fn, pointer, found);
+		ir_label(&gen->fn, missing);
+		pointers[*element_count] = pointer;
+		elements[(*element_count)++] = map_node;
+	}
+	if (copy->map && copy->pointer == pointer && copy->src_offset + copy->size == src_offset &&
+	    copy->dst_offset + copy->size == dst_offset) {
+		copy->size += size;
+		return;
+	}
+	map_copy_flush(gen, copy, base);
+	*copy = (struct map_copy){ map_node, pointer, src_offset, dst_offset, size };
+}
+
 /* A record with the event index and the values of `arg_nodes` at the
  * offsets sema chose. */
 void gen_send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
@@ -313,13 +421,26 @@ void gen_send_event(struct codegen *gen, struct node *call, struct node *arg_nod
 	 * (gen_store_value pads strings), so no stale byte reaches user space */
 	ir_store_imm(&gen->fn, 8, base, (int16_t)record, call->event_id - 1);
 	struct node *arg = arg_nodes;
+	struct map_copy copy = { 0 };
+	int pointers[event->arg_count + 1];
+	const struct node *elements[event->arg_count + 1];
+	int element_count = 0;
 	for (int i = 0; i < event->arg_count && arg; i++, arg = arg->next) {
 		int watermark = gen->fn.stack_size;
+		int src_offset;
+		const struct node *map_node = map_copy_source(gen, arg, event->args[i].type, &src_offset);
+		if (map_node) {
+			map_copy_add(gen, &copy, base, map_node, src_offset, record + event->args[i].offset,
+				     round8(arg->type->size), pointers, elements, &element_count);
+			gen->fn.stack_size = watermark;
+			continue;
+		}
 		struct value value = gen_expr(gen, arg);
 		gen_store_value(gen, value, base, record + event->args[i].offset, event->args[i].type);
 		/* the argument is in the record now: its temporaries are free */
 		gen->fn.stack_size = watermark;
 	}
+	map_copy_flush(gen, &copy, base);
 	if (!in_scratch) {
 		gen_send_record(gen, ARG_STACK(record), event->record_size);
 		return;
@@ -842,14 +963,37 @@ static struct value gen_ternary(struct codegen *gen, struct node *node)
 	return scalar ? value_reg(result_reg, node->type) : value_stack(result_offset, node->type);
 }
 
+/* Every field is written in full (gen_store_value pads), so only the bytes
+ * between fields need zeroing; a call that can (str(), through its record's
+ * generate_into) writes straight into its field rather than into a
+ * temporary copied there (execsnoop's tuple of twenty arguments). */
 static struct value gen_tuple(struct codegen *gen, struct node *node)
 {
 	int offset = gen_stack_alloc(gen, node->type->size);
-	gen_zero_stack(gen, offset, node->type->size);
+	int covered = 0;
+	for (int i = 0; i < node->type->field_count; i++) {
+		struct type_field *field = &node->type->fields[i];
+		for (int at = covered & ~7; at < (field->offset & ~7); at += 8)
+			ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
+		int end = field->offset + round8(type_storage_size(field->type));
+		if (end > covered)
+			covered = end;
+	}
+	for (int at = covered; at < round8(node->type->size); at += 8)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
 	int index = 0;
 	for (struct node *element = node->args; element; element = element->next, index++) {
 		struct type_field *field = &node->type->fields[index];
-		gen_store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset, field->type);
+		int watermark = gen->fn.stack_size;
+		const struct function_def *function = element->kind == NODE_CALL ? element->function
+										  : NULL;
+		bool written = function && function->generate_into &&
+			       type_equal(element->type, field->type) &&
+			       function->generate_into(gen, element, offset + field->offset);
+		if (!written)
+			gen_store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset,
+					field->type);
+		gen->fn.stack_size = watermark;
 	}
 	return value_stack(offset, node->type);
 }
@@ -1095,28 +1239,39 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 
 /*
  * Nested unrolls multiply: three levels of 100 are a million copies. The
- * first copy of the body shows what one costs (its own nested unrolls
- * already checked), so the rest is refused before it is generated when the
- * probe would pass what the kernel loads; memory stays bounded by that.
+ * first copy of a body shows what one costs; the copy will be repeated by
+ * this unroll and again by every unroll around it, so the estimate is its
+ * size times the product of their counts. The first level whose product
+ * passes what the kernel loads is refused, before anything more is
+ * generated: only the innermost body is ever generated once too often.
  */
 static void gen_unroll(struct codegen *gen, struct node *node, int watermark)
 {
+	struct unroll_frame frame = { .node = node, .outer = gen->unroll };
+	gen->unroll = &frame;
 	for (uint64_t i = 0; i < node->lhs->const_value && !gen->too_large; i++) {
 		int before = gen->fn.insns.count + gen->other_insns;
 		gen_stmts(gen, node->body);
 		gen->fn.stack_size = watermark;
-		int copy = gen->fn.insns.count + gen->other_insns - before;
-		uint64_t total = (uint64_t)before + (uint64_t)copy * node->lhs->const_value;
-		if (i == 0 && !gen->too_large && total > CODEGEN_INSNS_MAX) {
-			diag_error(gen->sema->diag, node->loc,
+		if (i > 0 || gen->too_large)
+			continue;
+		uint64_t total = (uint64_t)(gen->fn.insns.count + gen->other_insns - before);
+		for (const struct unroll_frame *level = &frame; level; level = level->outer) {
+			/* counts are at most 100: no overflow before the limit is passed */
+			total *= (uint64_t)level->node->lhs->const_value;
+			if ((uint64_t)before + total <= CODEGEN_INSNS_MAX)
+				continue;
+			diag_error(gen->sema->diag, level->node->loc,
 				   "unroll(%lld) makes this probe about %llu instructions, more than "
 				   "the %d the kernel loads",
-				   (long long)node->lhs->const_value, (unsigned long long)total,
-				   CODEGEN_INSNS_MAX);
+				   (long long)level->node->lhs->const_value,
+				   (unsigned long long)((uint64_t)before + total), CODEGEN_INSNS_MAX);
 			gen->sema->error_count++;
 			gen->too_large = true;
+			break;
 		}
 	}
+	gen->unroll = frame.outer;
 }
 
 static void gen_stmt(struct codegen *gen, struct node *node)

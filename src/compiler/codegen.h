@@ -34,6 +34,12 @@ struct callback_info {
 	int entry_count;           /* leading instructions that take the arguments r2-r4 */
 };
 
+/* An unroll being generated, and the one around it. */
+struct unroll_frame {
+	const struct node *node;
+	const struct unroll_frame *outer;
+};
+
 struct codegen {
 	struct ir_function fn;
 	struct sema *sema;
@@ -56,6 +62,7 @@ struct codegen {
 	int vars_base;             /* lowest r10 offset of the scratch-variable area */
 	int other_insns;           /* IR in finished callbacks and in callers waiting for one */
 	bool too_large;            /* an unroll would pass CODEGEN_INSNS_MAX; emit no more */
+	const struct unroll_frame *unroll; /* the innermost unroll being generated, or NULL */
 	bool stoppable;            /* an attached probe: returns at once once the run has stopped */
 };
 

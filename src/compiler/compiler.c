@@ -117,7 +117,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 	/* the lexer sees the text with C directives blanked; diagnostics still
 	 * quote the original, whose lines and columns are the same */
 	struct preprocessed pre = { 0 };
-	if (preprocess_program(source->text, options->macros, options->macro_count, &pre, diag) < 0) {
+	if (preprocess_program(source->text, options->script_path, options->macros,
+			       options->macro_count, &pre, diag) < 0) {
 		preprocessed_free(&pre);
 		return -1;
 	}
@@ -244,7 +245,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 		free(sema.skipped.items[i].vars.items);
 	}
 	free(sema.skipped.items);
-	free(sema.map_first_use.items);
+	free(sema.map_uses.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;

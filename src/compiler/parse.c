@@ -1044,6 +1044,12 @@ static struct node *parse_probe(struct parser *p)
 	return probe;
 }
 
+/* Action blocks in one program. Each becomes at least one BPF program, that
+ * is one file descriptor (the runtime raises RLIMIT_NOFILE to its hard
+ * limit, often 1024 or 524288) and a compile of its own; no real script
+ * comes near this, and past it compile time and memory grow for nothing. */
+#define MAX_PROBE_BLOCKS 4096
+
 /*
  * program := { preamble } probe { probe }
  *
@@ -1066,9 +1072,15 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 	if (setjmp(p->fail))
 		return -1;
 	p->tok = lex_probe_spec(&p->lexer);
-	while (p->tok.kind != TOK_EOF) {
+	for (int count = 0; p->tok.kind != TOK_EOF; count++) {
 		if (p->tok.kind != TOK_PROBE_SPEC)
 			parse_fail_expected(p, "a probe");
+		if (count == MAX_PROBE_BLOCKS) {
+			/* stop here: parsing the rest would cost what the limit saves */
+			diag_error(diag, p->tok.loc, "too many probes (this is probe %d; at most %d "
+				   "in one program)", count + 1, MAX_PROBE_BLOCKS);
+			return -1;
+		}
 		*tail = parse_probe(p);
 		tail = &(*tail)->next;
 	}

@@ -10,8 +10,9 @@
  *    defined when the kernel has BTF, plus anything the script #defines);
  *  - collects `#define NAME VALUE` when VALUE is an integer (or another such
  *    name), from the script and from the headers it #includes (searched in
- *    the system include directories, following their own #includes a few
- *    levels deep);
+ *    the system include directories; `#include "x.h"` looks beside the
+ *    including file first, and the script's also in the working directory;
+ *    following their own #includes a few levels deep);
  *  - blanks every directive line and every dropped region, so that line and
  *    column numbers in the remaining text stay those of the original;
  *  - substitutes the caller's predefined macros (a tool's option values) as
@@ -261,10 +262,12 @@ static void define_macro(struct macro_table *table, const char *name, const char
 	vec_push(table, macro);
 }
 
-static int include_file(struct preprocessor *pp, const char *name, int depth);
+static int include_file(struct preprocessor *pp, const char *name, const char *quote_dir,
+			int depth);
 
-/* Reads the #defines (and nested #includes) of one header. */
-static void scan_header(struct preprocessor *pp, const char *text, int depth)
+/* Reads the #defines (and nested #includes) of one header, which is in
+ * directory dir (where its own `#include "x.h"` looks first). */
+static void scan_header(struct preprocessor *pp, const char *text, const char *dir, int depth)
 {
 	const char *p = text;
 	while (*p) {
@@ -291,7 +294,8 @@ static void scan_header(struct preprocessor *pp, const char *text, int depth)
 					const char *end = memchr(q + 1, close, (size_t)(line_end - q - 1));
 					if (end) {
 						char *nested = xstrndup(q + 1, (size_t)(end - q - 1));
-						include_file(pp, nested, depth + 1);
+						include_file(pp, nested, close == '"' ? dir : NULL,
+							     depth + 1);
 						free(nested);
 					}
 				}
@@ -301,19 +305,31 @@ static void scan_header(struct preprocessor *pp, const char *text, int depth)
 	}
 }
 
-/* Reads the header `name` (absolute, or searched in the include
- * directories). Returns 0, or -ENOENT when it exists nowhere, -EISDIR or
- * -EINVAL when it is a directory or not a regular file (a device would
- * never end). */
-static int include_file(struct preprocessor *pp, const char *name, int depth)
+/* The directory part of path ("." when it has none). */
+static char *directory_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return xstrdup(".");
+	return slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+}
+
+/* Reads the header `name`: absolute, or searched in quote_dir first (the
+ * including file's directory, for `#include "x.h"`; NULL for <x.h>) and
+ * then in the include directories. Returns 0, or -ENOENT when it exists
+ * nowhere, -EISDIR or -EINVAL when it is a directory or not a regular file
+ * (a device would never end). */
+static int include_file(struct preprocessor *pp, const char *name, const char *quote_dir,
+			int depth)
 {
 	if (depth > MAX_INCLUDE_DEPTH || pp->included.count >= MAX_INCLUDED_FILES)
 		return 0;
-	size_t directory_count = name[0] == '/' ? 1 :
-				 sizeof(include_directories) / sizeof(include_directories[0]);
-	for (size_t i = 0; i < directory_count; i++) {
+	int first = name[0] != '/' && quote_dir ? -1 : 0;
+	int directory_count = name[0] == '/' ? 1 :
+			      (int)(sizeof(include_directories) / sizeof(include_directories[0]));
+	for (int i = first; i < directory_count; i++) {
 		char *path = name[0] == '/' ? xstrdup(name) :
-			     xasprintf("%s/%s", include_directories[i], name);
+			     xasprintf("%s/%s", i < 0 ? quote_dir : include_directories[i], name);
 		bool seen = false;
 		for (int j = 0; j < pp->included.count && !seen; j++)
 			seen = strcmp(pp->included.items[j], path) == 0;
@@ -336,7 +352,9 @@ static int include_file(struct preprocessor *pp, const char *name, int depth)
 			continue;
 		}
 		vec_push(&pp->included, path);
-		scan_header(pp, text, depth);
+		char *dir = directory_of(path);
+		scan_header(pp, text, dir, depth);
+		free(dir);
 		free(text);
 		return 0;
 	}
@@ -492,9 +510,11 @@ static void preprocess_error(struct diag *diag, int line, int column, int *error
 		diag_error(diag, (struct src_loc){ .line = line, .column = column, .length = 1 }, fmt, arg);
 }
 
-int preprocess_program(const char *text, const struct predefined_macro *predefined,
-		       int predefined_count, struct preprocessed *out, struct diag *diag)
+int preprocess_program(const char *text, const char *script_path,
+		       const struct predefined_macro *predefined, int predefined_count,
+		       struct preprocessed *out, struct diag *diag)
 {
+	char *script_dir = script_path ? directory_of(script_path) : NULL;
 	struct preprocessor pp = { .macros = &out->macros };
 	int errors = 0, line = 1;
 	int open_line[64], open_column[64];
@@ -505,6 +525,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 	/* condition stack: whether each open #if region is being kept */
 	bool keeping[64];
 	bool taken[64];
+	int else_line[64];   /* where the region's #else is, or 0 */
 	int depth = 0;
 	char *p = out->text;
 	bool at_line_start = true;
@@ -527,10 +548,22 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				if (depth < 64) {
 					keeping[depth] = active && value;
 					taken[depth] = keeping[depth];
+					else_line[depth] = 0;
 					open_line[depth] = line;
 					open_column[depth] = column;
 					depth++;
 				}
+			} else if ((strncmp(q, "elif", 4) == 0 || strncmp(q, "else", 4) == 0) &&
+				   depth > 0 && depth <= 64 && else_line[depth - 1]) {
+				/* C allows one #else, last: a second would silently flip
+				 * the region back */
+				char where[32];
+				snprintf(where, sizeof(where), "%d", else_line[depth - 1]);
+				preprocess_error(diag, line, column, &errors,
+						 strncmp(q, "else", 4) == 0
+							 ? "#else after this #if's #else (line %s)"
+							 : "#elif after this #if's #else (line %s)",
+						 where);
 			} else if (strncmp(q, "elif", 4) == 0 && depth > 0) {
 				bool ok;
 				bool value = evaluate_condition(&out->macros, q + 4, line_end, &ok);
@@ -558,6 +591,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				if (depth < 64) {
 					keeping[depth] = active && (negate ? !defined : defined);
 					taken[depth] = keeping[depth];
+					else_line[depth] = 0;
 					open_line[depth] = line;
 					open_column[depth] = column;
 					depth++;
@@ -566,6 +600,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 				bool outer = depth < 2 || keeping[depth - 2];
 				keeping[depth - 1] = outer && !taken[depth - 1];
 				taken[depth - 1] = true;
+				else_line[depth - 1] = line;
 			} else if (strncmp(q, "endif", 5) == 0 && depth > 0) {
 				depth--;
 			} else if (active && strncmp(q, "define", 6) == 0) {
@@ -585,7 +620,12 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 					if (end) {
 						char *name = xstrndup(q + 1, (size_t)(end - q - 1));
 						char *spelled = xstrndup(q, (size_t)(end - q + 1));
-						int status = include_file(&pp, name, 0);
+						/* "x.h": beside the script, then in the working
+						 * directory (where bpftrace 0.17 finds it) */
+						int status = include_file(&pp, name, close != '"' ? NULL :
+									  script_dir ? script_dir : ".", 0);
+						if (status == -ENOENT && close == '"' && script_dir)
+							status = include_file(&pp, name, ".", 0);
 						if (status == -EISDIR)
 							preprocess_error(diag, line, column, &errors,
 									 "#include %s: a directory, not a file", spelled);
@@ -615,6 +655,7 @@ int preprocess_program(const char *text, const struct predefined_macro *predefin
 	for (int i = 0; i < pp.included.count; i++)
 		free(pp.included.items[i]);
 	free(pp.included.items);
+	free(script_dir);
 	if (predefined_count > 0) {
 		char *substituted = substitute_predefined(out->text, predefined, predefined_count);
 		free(out->text);

@@ -36,9 +36,11 @@ struct predefined_macro {
 };
 
 /* Returns 0, or -1 after reporting a bad directive to diag (NULL: report nothing);
- * out is filled either way. */
-int preprocess_program(const char *text, const struct predefined_macro *predefined,
-		       int predefined_count, struct preprocessed *out, struct diag *diag);
+ * out is filled either way. script_path: the program's file, whose directory
+ * `#include "x.h"` searches before the system's (NULL: none). */
+int preprocess_program(const char *text, const char *script_path,
+		       const struct predefined_macro *predefined, int predefined_count,
+		       struct preprocessed *out, struct diag *diag);
 void preprocessed_free(struct preprocessed *pre);
 /* The last definition of name, or NULL. */
 struct macro *macro_find(const struct macro_table *table, const char *name);

@@ -92,8 +92,8 @@ struct map_desc *sema_map_for(struct sema *sema, struct node *map_node)
 	};
 	size_map(sema, &map);
 	vec_push(&program->maps, map);
-	while (sema->map_first_use.count <= map.id)
-		vec_push(&sema->map_first_use, map_node->loc);
+	while (sema->map_uses.count <= map.id)
+		vec_push(&sema->map_uses, ((struct map_use){ .first = map_node->loc }));
 	map_node->map_id = map.id;
 	return &program->maps.items[map.id];
 }
@@ -873,7 +873,9 @@ static void check_map_read(struct sema *sema, struct node *node)
 	if (!map)
 		return;
 	if (!map->value_type) {
-		if (sema->report && sema->skipped_blocks) {
+		if (sema->map_uses.items[map->id].assigned) {
+			/* its assignment's value had an error, reported there */
+		} else if (sema->report && sema->skipped_blocks) {
 			/* its writer was in a skipped block: the map just stays empty */
 			diag_warning(sema->diag, node->loc, "map %s is only assigned in skipped probes; "
 				     "it stays empty", map->name);
@@ -1111,6 +1113,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	struct map_desc *map = sema_check_map_access(sema, target);
 	if (!map)
 		return;
+	sema->map_uses.items[map->id].assigned = true;
 	if (node->op != OP_ASSIGN) {
 		if (value && value->kind != TYPE_NONE && !sema_is_int(node->rhs))
 			sema_error(sema, node->rhs->loc, "'%s=' needs an integer, not %s",
@@ -1193,7 +1196,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 		}
 		struct map_desc *map = sema_map_for(sema, map_node);
 		if (!map->value_type) {
-			if (sema->report)
+			if (sema->report && !sema->map_uses.items[map->id].assigned)
 				sema_error(sema, map_node->loc, "map %s is iterated but never assigned", map->name);
 			break;
 		}
@@ -1480,7 +1483,7 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 		if (map->role == MAP_ROLE_USER && !map->value_type && (sema->skipped_blocks || had_errors)) {
 			map->value_type = type_int(8, true);
 		} else if (map->role == MAP_ROLE_USER && !map->value_type) {
-			diag_error(sema->diag, sema->map_first_use.items[i], "map %s is used but never assigned a value",
+			diag_error(sema->diag, sema->map_uses.items[i].first, "map %s is used but never assigned a value",
 				   map->name);
 			sema->error_count++;
 		}

@@ -19,6 +19,13 @@ struct var_info {
 	bool loop_local;    /* the $kv of a for-map loop: lives in the loop callback's frame */
 };
 
+/* What semantic analysis remembers of a user map beyond its map_desc. */
+struct map_use {
+	struct src_loc first;  /* where it first appears */
+	bool assigned;         /* some assignment targets it: if it still has no
+				* type, that assignment's value had an error */
+};
+
 /* One action block with its expanded probe points. */
 struct probe_info {
 	struct node *node;
@@ -33,7 +40,7 @@ struct sema {
 	VEC(struct probe_info) probes;
 	/* the probe and point being checked */
 	const struct macro_table *macros;   /* #define constants (preprocess.c) */
-	VEC(struct src_loc) map_first_use;  /* by map id: where each user map first appears */
+	VEC(struct map_use) map_uses;       /* by map id */
 	struct probe_info *probe;
 	struct probe_point *point;
 	int skipped_blocks;  /* action blocks left out because none of their probes exist here */

@@ -23,8 +23,9 @@ struct kallsyms_line {
 /* false for a line that is not a symbol line. */
 bool kallsyms_parse_line(const char *line, struct kallsyms_line *out);
 
-/* Address of a kernel symbol from /proc/kallsyms, for kaddr(): 0, -ENOENT,
- * -EACCES (addresses hidden) or another -errno. */
+/* Address of a kernel symbol from /proc/kallsyms, for kaddr() and kprobe
+ * checks: 0, -ENOENT, -EACCES (addresses hidden) or another -errno. The
+ * file is read once, at the first lookup, and kept sorted by name. */
 int kallsyms_lookup(const char *symbol, unsigned long long *address);
 
 #endif

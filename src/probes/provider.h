@@ -249,9 +249,12 @@ int probe_dispatcher_load(uint32_t prog_type, uint32_t expected_attach_type, con
 
 /* ---- syscall tracepoints through raw_syscalls (syscall_tracepoint.c) ---- */
 
-/* Whether a probe spec matching this many syscalls:* tracepoints should be
- * served from raw_syscalls rather than one perf event each. */
-bool syscall_tracepoint_dispatch_wanted(int syscall_points);
+/* Whether a probe spec matching this many syscalls:* tracepoints of one
+ * direction (sys_exit_* or sys_enter_*) should have them served from
+ * raw_syscalls rather than one perf event each. */
+bool syscall_tracepoint_dispatch_wanted(bool is_exit, int syscall_points);
+/* Whether a syscalls:EVENT is a sys_exit_ one. */
+bool syscall_tracepoint_is_exit(const char *event);
 /* The point for syscalls:EVENT served from raw_syscalls, in the group of
  * its direction (created on first use); NULL when its number is unknown
  * (then it stays an ordinary tracepoint). */

@@ -43,13 +43,19 @@
 
 extern const struct provider syscall_tracepoint_provider;
 
-/* From this many syscall tracepoints in one probe spec on, they go through
- * raw_syscalls. The dispatcher runs for every syscall of the machine, which
- * is no cost when most of them are traced and some when few are: with only
- * sys_enter_write { @ = count(); }, 500,000 writes cost 82 ns each as a
- * perf tracepoint and 151 ns through the dispatcher (reading the saved
- * registers is most of it). A few slow detaches are hidden by run.c's
- * background release anyway. */
+/* A probe spec's syscall tracepoints of one direction go through
+ * raw_syscalls only when they are (nearly) all of that direction's. The
+ * dispatcher runs on every syscall of the machine, traced or not, and a
+ * BPF program on the raw_syscalls tracepoint costs the syscall some
+ * 100-300 ns on this kernel even when empty; a perf syscall tracepoint
+ * costs an untraced syscall only a bit test. Measured (close(-1), thread
+ * CPU time): sys_enter_get* through raw_syscalls +324 ns on every syscall,
+ * as perf tracepoints +49 ns; sys_enter_* +121 ns and +145 ns. So for a
+ * partial wildcard the perf path is cheaper per event, and its slow
+ * detaches are hidden by run.c's background release; when nearly every
+ * syscall is traced the two cost the same per event and only raw_syscalls
+ * detaches at once. */
+#define SYSCALL_DISPATCH_SHARE 0.9
 #define SYSCALL_DISPATCH_MIN 16
 
 /* Room for every x86-64 syscall number, with space for new ones. */
@@ -86,6 +92,7 @@ struct syscall_group {
 	struct probe_group base;
 	bool is_exit;
 	int map_fd;   /* the program array; -1 until the first point attaches */
+	uint8_t traced[SYSCALL_SLOTS / 8];   /* a bit for each point's number */
 };
 
 static void syscall_group_free(struct probe_group *group)
@@ -118,9 +125,34 @@ static int syscall_event_number(const char *event, bool *is_exit)
 	return -1;
 }
 
+/* How many syscall tracepoints of one direction the kernel has (0 if
+ * tracefs cannot say), counted once. */
+static int syscall_direction_total(bool is_exit)
+{
+	static int totals[2] = { -1, -1 };
+
+	if (totals[is_exit] < 0) {
+		tracepoint_list found = { 0 };
+		char *error = NULL;
+
+		totals[is_exit] = 0;
+		if (tracefs_find("syscalls", is_exit ? "sys_exit_*" : "sys_enter_*", &found,
+				 &error) == 0)
+			totals[is_exit] = found.count;
+		free(error);
+		tracepoint_list_free(&found);
+	}
+	return totals[is_exit];
+}
+
+bool syscall_tracepoint_is_exit(const char *event)
+{
+	return strncmp(event, "sys_exit_", 9) == 0;
+}
+
 /* SONDE_SYSCALL_TRACEPOINTS=raw|perf overrides the choice (tests use it to
  * run one path on a few syscalls). */
-bool syscall_tracepoint_dispatch_wanted(int syscall_points)
+bool syscall_tracepoint_dispatch_wanted(bool is_exit, int syscall_points)
 {
 	const char *choice = getenv("SONDE_SYSCALL_TRACEPOINTS");
 
@@ -128,7 +160,9 @@ bool syscall_tracepoint_dispatch_wanted(int syscall_points)
 		return true;
 	if (choice && strcmp(choice, "perf") == 0)
 		return false;
-	return syscall_points >= SYSCALL_DISPATCH_MIN;
+	if (syscall_points < SYSCALL_DISPATCH_MIN)
+		return false;
+	return syscall_points >= SYSCALL_DISPATCH_SHARE * syscall_direction_total(is_exit);
 }
 
 struct probe_point *syscall_tracepoint_point(const char *event, struct probe_group **enter_group,
@@ -158,6 +192,7 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 	point->args_access = ARGS_LOCATED_RECORD;
 	point->syscall_number = number;
 	point->group = *group;
+	((struct syscall_group *)*group)->traced[number / 8] |= (uint8_t)(1u << (number % 8));
 	(*group)->refs++;
 	return point;
 }
@@ -205,35 +240,116 @@ static int syscall_tracepoint_describe(struct probe_point *point, char **error)
 	return 0;
 }
 
-/* The dispatcher's prelude: syscalls of 64-bit code go to the slot of their
- * number. */
-#define SYSCALL_PRELUDE_INSNS 11
-#define SYSCALL_GIVE_UP(at) (SYSCALL_PRELUDE_INSNS + PROBE_DISPATCH_RETURN - (at) - 1)
+/* The dispatcher's prelude, written instruction by instruction; a jump to
+ * SYSCALL_GIVE_UP is pointed at the dispatcher's `return 0` once the
+ * prelude is complete. */
+#define SYSCALL_PRELUDE_MAX 32
+#define SYSCALL_GIVE_UP 0x7fff
 
-static int syscall_dispatcher_load(int map_fd, bool is_exit)
+struct syscall_prelude {
+	struct bpf_insn insns[SYSCALL_PRELUDE_MAX];
+	int count;
+};
+
+static void prelude_add(struct syscall_prelude *prelude, struct bpf_insn insn)
 {
-	/* bpf_probe_read_kernel(fp - 24, 24, regs + orig_ax): orig_ax, ip, cs */
-	const struct bpf_insn prelude[SYSCALL_PRELUDE_INSNS] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1 },
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_1 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3, .imm = PT_REGS_ORIG_AX },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -24 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 24 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_read_kernel },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = SYSCALL_GIVE_UP(7) },
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10,
-		  .off = -8 },
-		{ .code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_1, .off = SYSCALL_GIVE_UP(9),
-		  .imm = USER64_CODE_SEGMENT },
-		/* enter: the context's id; exit: the saved orig_ax */
-		{ .code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3,
-		  .src_reg = is_exit ? BPF_REG_10 : BPF_REG_6, .off = is_exit ? -24 : 8 },
-	};
+	prelude->insns[prelude->count++] = insn;
+}
 
-	return probe_dispatcher_load(BPF_PROG_TYPE_RAW_TRACEPOINT, 0,
-				     is_exit ? "sonde_sys_exit" : "sonde_sys_enter", prelude,
-				     SYSCALL_PRELUDE_INSNS, map_fd);
+#define INSN(...) prelude_add(prelude, (struct bpf_insn){ __VA_ARGS__ })
+
+/* r1 = the task's saved user registers: through BTF-typed pointers, so
+ * that reading them is a plain load rather than a helper call each. */
+static void prelude_regs_btf(struct syscall_prelude *prelude)
+{
+	INSN(.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_get_current_task_btf);
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_0);
+	INSN(.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_task_pt_regs);
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_8, .src_reg = BPF_REG_0);
+}
+
+/* dst = the saved register at offset: a plain load through r8 (BTF), or
+ * bpf_probe_read_kernel from the raw tracepoint's regs argument. */
+static void prelude_read_register(struct syscall_prelude *prelude, bool btf, int dst, int offset)
+{
+	if (btf) {
+		INSN(.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = dst, .src_reg = BPF_REG_8,
+		     .off = offset);
+		return;
+	}
+	INSN(.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_6);
+	INSN(.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_3, .imm = offset);
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_10);
+	INSN(.code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8);
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8);
+	INSN(.code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_read_kernel);
+	INSN(.code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_0, .off = SYSCALL_GIVE_UP);
+	INSN(.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = dst, .src_reg = BPF_REG_10, .off = -8);
+}
+
+/* The dispatcher's prelude: r7 = the syscall's number; give up at once
+ * unless its bit is set in the group's bitmap (so an untraced syscall
+ * costs a dozen instructions and, on entry, no helper call), then unless
+ * it came from 64-bit code; r3 = the slot to tail-call. */
+static void syscall_prelude_build(struct syscall_prelude *prelude, bool is_exit, bool btf,
+				  int bitmap_fd)
+{
+	prelude->count = 0;
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1);
+	if (btf && is_exit)
+		prelude_regs_btf(prelude);
+	if (is_exit)   /* sys_exit(regs, ret): the number is the saved orig_ax */
+		prelude_read_register(prelude, btf, BPF_REG_7, PT_REGS_ORIG_AX);
+	else           /* sys_enter(regs, id) */
+		INSN(.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_7, .src_reg = BPF_REG_6,
+		     .off = 8);
+	INSN(.code = BPF_JMP | BPF_JGT | BPF_K, .dst_reg = BPF_REG_7, .off = SYSCALL_GIVE_UP,
+	     .imm = SYSCALL_SLOTS - 1);
+	/* bitmap[r7 / 8] >> (r7 % 8) & 1 */
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_7);
+	INSN(.code = BPF_ALU64 | BPF_RSH | BPF_K, .dst_reg = BPF_REG_1, .imm = 3);
+	INSN(.code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_2,
+	     .src_reg = BPF_PSEUDO_MAP_VALUE, .imm = bitmap_fd);
+	INSN(.imm = 0);
+	INSN(.code = BPF_ALU64 | BPF_ADD | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_1);
+	INSN(.code = BPF_LDX | BPF_MEM | BPF_B, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_2);
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_7);
+	INSN(.code = BPF_ALU64 | BPF_AND | BPF_K, .dst_reg = BPF_REG_2, .imm = 7);
+	INSN(.code = BPF_ALU64 | BPF_RSH | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_2);
+	INSN(.code = BPF_ALU64 | BPF_AND | BPF_K, .dst_reg = BPF_REG_1, .imm = 1);
+	INSN(.code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_1, .off = SYSCALL_GIVE_UP);
+	if (btf && !is_exit)
+		prelude_regs_btf(prelude);
+	prelude_read_register(prelude, btf, BPF_REG_1, PT_REGS_CS);
+	INSN(.code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_1, .off = SYSCALL_GIVE_UP,
+	     .imm = USER64_CODE_SEGMENT);
+	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_7);
+	for (int at = 0; at < prelude->count; at++) {
+		if (BPF_CLASS(prelude->insns[at].code) == BPF_JMP &&
+		    prelude->insns[at].off == SYSCALL_GIVE_UP)
+			prelude->insns[at].off =
+				(int16_t)(prelude->count + PROBE_DISPATCH_RETURN - at - 1);
+	}
+}
+
+#undef INSN
+
+/* With kernel BTF (bpf_task_pt_regs, 5.15) the registers are read by
+ * plain loads; without, by bpf_probe_read_kernel. */
+static int syscall_dispatcher_load(int map_fd, int bitmap_fd, bool is_exit)
+{
+	const char *name = is_exit ? "sonde_sys_exit" : "sonde_sys_enter";
+	struct syscall_prelude prelude;
+	int fd;
+
+	syscall_prelude_build(&prelude, is_exit, true, bitmap_fd);
+	fd = probe_dispatcher_load(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, name, prelude.insns,
+				   prelude.count, map_fd);
+	if (fd >= 0)
+		return fd;
+	syscall_prelude_build(&prelude, is_exit, false, bitmap_fd);
+	return probe_dispatcher_load(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, name, prelude.insns,
+				     prelude.count, map_fd);
 }
 
 /* The program array, the dispatcher and its raw tracepoint; their fds go
@@ -243,16 +359,27 @@ static int syscall_dispatcher_load(int map_fd, bool is_exit)
 static int syscall_group_attach(struct syscall_group *group, fd_list *fds, char **error)
 {
 	const char *tracepoint = group->is_exit ? "sys_exit" : "sys_enter";
-	int map_fd, prog_fd, link_fd;
+	const char *name = group->is_exit ? "sonde_sys_exit" : "sonde_sys_enter";
+	uint32_t zero = 0;
+	int map_fd, bitmap_fd, prog_fd, link_fd, err;
 
-	map_fd = probe_dispatch_array_create(group->is_exit ? "sonde_sys_exit" : "sonde_sys_enter",
-					     SYSCALL_SLOTS);
+	map_fd = probe_dispatch_array_create(name, SYSCALL_SLOTS);
 	if (map_fd < 0) {
 		*error = xasprintf("cannot create the syscall program array: %s", strerror(-map_fd));
 		return map_fd;
 	}
-	prog_fd = syscall_dispatcher_load(map_fd, group->is_exit);
+	bitmap_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, name, 4, sizeof(group->traced), 1, NULL);
+	if (bitmap_fd < 0 || bpf_map_update_elem(bitmap_fd, &zero, group->traced, BPF_ANY) != 0) {
+		err = errno;
+		if (bitmap_fd >= 0)
+			close(bitmap_fd);
+		close(map_fd);
+		*error = xasprintf("cannot create the syscall bitmap: %s", strerror(err));
+		return -err;
+	}
+	prog_fd = syscall_dispatcher_load(map_fd, bitmap_fd, group->is_exit);
 	if (prog_fd < 0) {
+		close(bitmap_fd);
 		close(map_fd);
 		*error = xasprintf("cannot load the raw_syscalls:%s dispatcher: %s", tracepoint,
 				   strerror(-prog_fd));
@@ -260,14 +387,15 @@ static int syscall_group_attach(struct syscall_group *group, fd_list *fds, char 
 	}
 	link_fd = bpf_raw_tracepoint_open(tracepoint, prog_fd);
 	if (link_fd < 0) {
-		int err = errno;
-
+		err = errno;
 		close(prog_fd);
+		close(bitmap_fd);
 		close(map_fd);
 		*error = xasprintf("cannot attach to raw_syscalls:%s: %s", tracepoint, strerror(err));
 		return -err;
 	}
 	vec_push(fds, map_fd);
+	vec_push(fds, bitmap_fd);
 	vec_push(fds, prog_fd);
 	vec_push(fds, link_fd);
 	group->map_fd = map_fd;

@@ -46,13 +46,19 @@ static int tracepoint_expand(const struct probe_spec *spec, probe_point_list *ou
 		tracepoint_list_free(&found);
 		return -ENOENT;
 	}
-	int syscall_points = 0;
+	int syscall_points[2] = { 0, 0 };   /* sys_enter_, sys_exit_ */
 	struct probe_group *enter_group = NULL, *exit_group = NULL;
-	for (int i = 0; i < found.count; i++)
-		syscall_points += strcmp(found.items[i].category, "syscalls") == 0;
-	bool dispatch = syscall_points > 0 && syscall_tracepoint_dispatch_wanted(syscall_points);
 	for (int i = 0; i < found.count; i++) {
-		if (dispatch && strcmp(found.items[i].category, "syscalls") == 0) {
+		if (strcmp(found.items[i].category, "syscalls") == 0)
+			syscall_points[syscall_tracepoint_is_exit(found.items[i].name)]++;
+	}
+	bool dispatch[2];
+	for (int is_exit = 0; is_exit < 2; is_exit++)
+		dispatch[is_exit] = syscall_points[is_exit] > 0 &&
+				    syscall_tracepoint_dispatch_wanted(is_exit, syscall_points[is_exit]);
+	for (int i = 0; i < found.count; i++) {
+		if (strcmp(found.items[i].category, "syscalls") == 0 &&
+		    dispatch[syscall_tracepoint_is_exit(found.items[i].name)]) {
 			/* many syscalls: through raw_syscalls (syscall_tracepoint.c) */
 			struct probe_point *point = syscall_tracepoint_point(found.items[i].name,
 									     &enter_group, &exit_group);

@@ -596,6 +596,51 @@ static void format_join(struct strbuf *sb, const struct event_desc *event, const
 	}
 }
 
+/* The index of row()'s gathering name ("args..." or, quoted, "\"args\"..."),
+ * or -1 when there is none. */
+static int gathered_from(const struct event_desc *event, bool *quoted)
+{
+	const char *names = event->kind == EVENT_ROW && event->field_names ? event->field_names : "";
+	for (int i = 0; *names; i++) {
+		size_t length = strcspn(names, " ");
+		if (length > 3 && strncmp(names + length - 3, "...", 3) == 0) {
+			*quoted = names[0] == '"';
+			return i;
+		}
+		names += length;
+		while (*names == ' ')
+			names++;
+	}
+	return -1;
+}
+
+/*
+ * The gathered values of a row in text, as libbpf-tools' execsnoop prints
+ * its arguments: each one that is not an empty string (an unused slot),
+ * followed by a space; quoted ("a\"b") for a quoted name.
+ */
+static void format_gathered(struct strbuf *sb, const struct event_desc *event, const char *bytes,
+			    int from, bool quoted)
+{
+	for (int j = from; j < event->arg_count; j++) {
+		const struct event_arg *arg = &event->args[j];
+		if (arg->type->kind == TYPE_STRING && !*(bytes + arg->offset))
+			continue;
+		struct strbuf value;
+		strbuf_init(&value);
+		format_value(&value, arg->type, bytes + arg->offset, false);
+		if (quoted)
+			strbuf_putc(sb, '"');
+		for (size_t k = 0; k < value.length; k++) {
+			if (quoted && value.data[k] == '"')
+				strbuf_putc(sb, '\\');
+			strbuf_putc(sb, value.data[k]);
+		}
+		strbuf_puts(sb, quoted ? "\" " : " ");
+		strbuf_free(&value);
+	}
+}
+
 void format_event(struct strbuf *sb, const struct event_desc *event, const void *record)
 {
 	const char *bytes = record;
@@ -628,37 +673,92 @@ void format_event(struct strbuf *sb, const struct event_desc *event, const void 
 		strbuf_puts(sb, event->format);
 		return;
 	}
+	bool quoted = false;
+	int gathered = gathered_from(event, &quoted);
 	int next_arg = 0;
 	for (int i = 0; i < pieces->count; i++) {
 		const struct format_piece *piece = &pieces->items[i];
+		/* from the gathered value on, the format's text between the
+		 * conversions gives way to format_gathered(); what follows the
+		 * last one (the newline) is kept */
 		if (!piece->is_conversion) {
-			strbuf_puts(sb, piece->text);
+			if (gathered < 0 || next_arg <= gathered || next_arg >= event->arg_count)
+				strbuf_puts(sb, piece->text);
 			continue;
 		}
 		if (next_arg >= event->arg_count)
 			break;
+		if (next_arg == gathered)
+			format_gathered(sb, event, bytes, gathered, quoted);
+		if (gathered >= 0 && next_arg >= gathered) {
+			next_arg++;
+			continue;
+		}
 		format_one_arg(sb, piece, &event->args[next_arg++], bytes);
 	}
+}
+
+/* "NAME/100": an integer in hundredths, printed 12.34; the divisor (a
+ * power of ten), and *length cut to NAME. 0 for any other name. */
+static int64_t json_fixed_point(const char *name, size_t *length)
+{
+	const char *slash = memchr(name, '/', *length);
+	if (!slash || slash == name)
+		return 0;
+	int64_t divisor = 1;
+	for (const char *p = slash + 1; p < name + *length; p++) {
+		if (*p != (p == slash + 1 ? '1' : '0') || divisor > 1000000000)
+			return 0;
+		divisor = p == slash + 1 ? 1 : divisor * 10;
+	}
+	if (divisor == 1)
+		return 0;
+	*length = (size_t)(slash - name);
+	return divisor;
+}
+
+static void format_json_fixed_point(struct strbuf *sb, int64_t value, int64_t divisor)
+{
+	int digits = 0;
+	for (int64_t d = divisor; d > 1; d /= 10)
+		digits++;
+	uint64_t magnitude = value < 0 ? -(uint64_t)value : (uint64_t)value;
+	strbuf_printf(sb, "%s%llu.%0*llu", value < 0 ? "-" : "",
+		      (unsigned long long)(magnitude / (uint64_t)divisor), digits,
+		      (unsigned long long)(magnitude % (uint64_t)divisor));
 }
 
 /*
  * row() and the tool printers in JSON: each value under its name, numbers
  * as numbers, strings escaped, named integers (syscall_name() ...) as their
  * names. Names missing from field_names (never, from the compiler) are vN.
+ * A name "-" is text only (tcptop's padding): no JSON field. A name
+ * "NAME/100" is an integer in hundredths, under NAME as 12.34 (a ratio the
+ * text prints as "%d.%02d", since the kernel side has no floating point).
  */
 void format_json_fields(struct strbuf *sb, const struct event_desc *event, const void *record)
 {
 	const char *names = event->field_names ? event->field_names : "";
 	const char *bytes = record;
+	int fields = 0;
 
 	for (int i = 0; i < event->arg_count; i++) {
 		const struct event_arg *arg = &event->args[i];
 		size_t length = strcspn(names, " ");
 		/* a last name "args...": this value and the rest, as one array */
 		bool gathers = length > 3 && strncmp(names + length - 3, "...", 3) == 0;
-		if (i)
+		if (length == 1 && names[0] == '-') {
+			names += length;
+			while (*names == ' ')
+				names++;
+			continue;
+		}
+		int64_t divisor = arg->type->kind == TYPE_INT ? json_fixed_point(names, &length) : 0;
+		if (fields++)
 			strbuf_puts(sb, ", ");
-		if (length) {
+		if (gathers && names[0] == '"' && length > 5) {
+			format_json_string(sb, names + 1, length - 5);  /* "args"... */
+		} else if (length) {
 			format_json_string(sb, names, gathers ? length - 3 : length);
 		} else {
 			char fallback[16];
@@ -668,22 +768,26 @@ void format_json_fields(struct strbuf *sb, const struct event_desc *event, const
 		if (gathers) {
 			/* empty strings (unused slots) are left out */
 			strbuf_puts(sb, ": [");
-			for (int j = i, written = 0; j < event->arg_count; j++) {
+			for (int j = i, elements = 0; j < event->arg_count; j++) {
 				const struct event_arg *rest = &event->args[j];
 				if (rest->type->kind == TYPE_STRING && !*(bytes + rest->offset))
 					continue;
-				if (written++)
+				if (elements++)
 					strbuf_puts(sb, ", ");
 				format_value(sb, rest->type, bytes + rest->offset, true);
 			}
 			strbuf_putc(sb, ']');
 			return;
 		}
-		names += length;
+		names += strcspn(names, " ");
 		while (*names == ' ')
 			names++;
 		strbuf_puts(sb, ": ");
-		if (arg->conversion == ARG_STRFTIME) {
+		if (divisor) {
+			int64_t value = 0;
+			memcpy(&value, bytes + arg->offset, sizeof(value));
+			format_json_fixed_point(sb, value, divisor);
+		} else if (arg->conversion == ARG_STRFTIME) {
 			struct strbuf text;
 			strbuf_init(&text);
 			format_strftime_arg(&text, arg, bytes + arg->offset);

@@ -23,8 +23,10 @@
 #include <bpf/libbpf.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/diag.h"
@@ -49,6 +51,9 @@ int load_ringbuf_size(uint32_t *size, char **error)
 	*size = LOAD_RINGBUF_SIZE_DEFAULT;
 	if (!text || !*text)
 		return 0;
+	/* strtoull would also take " 64", "+64" and "-64" */
+	if (!isdigit((unsigned char)text[0]))
+		goto invalid;
 	errno = 0;
 	value = strtoull(text, &end, 0);
 	if (errno || end == text)
@@ -361,6 +366,17 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 		func_info_free(&functions);
 		return -1;
 	}
+	if (err == EMFILE || err == ENFILE) {
+		/* the program passed the verifier; there was no descriptor for it */
+		struct rlimit files = { 0 };
+		getrlimit(RLIMIT_NOFILE, &files);
+		fprintf(stderr, "sonde: cannot load probe %s: no file descriptor left (%s; this "
+			"process may open %llu files, and each probe, map and attachment holds one)\n",
+			probe->name, strerror(err), (unsigned long long)files.rlim_cur);
+		free(insns);
+		func_info_free(&functions);
+		return -1;
+	}
 
 	/* Again, with the verifier's full account of why. */
 	log = xmalloc(LOAD_LOG_SIZE);
@@ -391,6 +407,30 @@ static int load_one(struct program *program, struct probe_program *probe, int ve
 	return fd >= 0 ? 0 : -1;
 }
 
+/* An earlier probe whose program is the same as probe `index`'s, to share:
+ * a wildcard whose body names no probe-specific builtin (`probe`, `func`,
+ * args) compiles to one program per point, hundreds of identical ones,
+ * and the kernel verifies each load anew. */
+static const struct probe_program *load_find_same(const struct program *program, int index)
+{
+	const struct probe_program *probe = &program->probes.items[index];
+
+	for (int i = index - 1; i >= 0; i--) {
+		const struct probe_program *other = &program->probes.items[i];
+
+		if (other->prog_fd >= 0 && other->prog_type == probe->prog_type &&
+		    other->expected_attach_type == probe->expected_attach_type &&
+		    other->attach_btf_id == probe->attach_btf_id &&
+		    other->attach_btf_obj_fd == probe->attach_btf_obj_fd &&
+		    other->function_count == probe->function_count &&
+		    other->insn_count == probe->insn_count &&
+		    memcmp(other->insns, probe->insns,
+			   sizeof(*probe->insns) * (size_t)probe->insn_count) == 0)
+			return other;
+	}
+	return NULL;
+}
+
 int load_program(struct program *program, int verbose)
 {
 	uint32_t ringbuf_size;
@@ -408,7 +448,19 @@ int load_program(struct program *program, int verbose)
 	if (load_maps(program, ringbuf_size) < 0)
 		goto fail;
 	for (int i = 0; i < program->probes.count; i++) {
-		if (load_one(program, &program->probes.items[i], verbose) < 0)
+		struct probe_program *probe = &program->probes.items[i];
+		const struct probe_program *same = load_find_same(program, i);
+
+		if (same) {
+			probe->prog_fd = fcntl(same->prog_fd, F_DUPFD_CLOEXEC, 0);
+			if (probe->prog_fd < 0) {
+				fprintf(stderr, "sonde: cannot load probe %s: %s\n", probe->name,
+					strerror(errno));
+				goto fail;
+			}
+			continue;
+		}
+		if (load_one(program, probe, verbose) < 0)
 			goto fail;
 	}
 	return 0;

@@ -399,15 +399,18 @@ int print_tool_top(const struct output *out, const struct program *program,
 	qsort_r(rows, snap.count, sizeof(*rows), compare_rows, &how);
 
 	int shown = event->top > 0 && event->top < snap.count ? event->top : snap.count;
-	int value_arg = event->arg_count - 1 - event->extra_map_count;
+	/* the first map's value column, or where it would be when it only orders */
+	int value_arg = event->arg_count - 1 - event->extra_map_count + event->top_order_only;
 	struct strbuf sb;
 	strbuf_init(&sb);
 	for (int i = 0; i < shown && value_arg >= 0; i++) {
 		unsigned char *row = row_with_key(event, map, rows[i].key);
-		memcpy(row + event->args[value_arg].offset, &rows[i].order, sizeof(uint64_t));
+		if (!event->top_order_only)
+			memcpy(row + event->args[value_arg].offset, &rows[i].order, sizeof(uint64_t));
 		for (int j = 0; j < event->extra_map_count; j++) {
 			uint64_t value = column_value(&columns[j], rows[i].key);
-			memcpy(row + event->args[value_arg + 1 + j].offset, &value, sizeof(value));
+			memcpy(row + event->args[value_arg + 1 + j - event->top_order_only].offset,
+			       &value, sizeof(value));
 		}
 		if (out->json) {
 			strbuf_putc(&sb, '{');

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/names.h"
 #include "../kernel/btf.h"
 #include "../probes/provider.h"
 #include "generator.h"
@@ -64,6 +65,7 @@ static const struct {
 } value_kinds[] = {
 	{ "flag", TOOL_VALUE_FLAG },
 	{ "int", TOOL_VALUE_INT },
+	{ "errno", TOOL_VALUE_ERRNO },
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
 	{ "list", TOOL_VALUE_LIST },
@@ -86,8 +88,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		if (strcmp(value_kinds[i].name, kind) == 0)
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
-		*error = xasprintf("unknown option kind '%s' (flag, int, pid, string, list, choice"
-				   " or specs)", kind);
+		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, list,"
+				   " choice or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -100,6 +102,17 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 			return -EINVAL;
 		}
 		option->choices = xstrdup(choices);
+		used += more;
+	}
+	if (option->kind == TOOL_VALUE_INT && strstr(text + used, "..")) {
+		/* "MACRO int LO..HI [default]" */
+		int more = 0;
+		if (sscanf(text + used, "%lld..%lld %n", &option->range_low, &option->range_high,
+			   &more) < 2 || option->range_low > option->range_high) {
+			*error = xasprintf("'%s': a range is 'MACRO int LO..HI [default]'", text);
+			return -EINVAL;
+		}
+		option->has_range = true;
 		used += more;
 	}
 	if (text[used])
@@ -280,6 +293,79 @@ static int check_sizes(const char *name, const struct tool_header *header, char 
 	return 0;
 }
 
+static void free_notes(struct tool_note *notes, int count);
+
+/* Whether the alias's arguments give this option (by either spelling). */
+static bool alias_gives(const char *alias_args, const struct tool_option *option)
+{
+	char *copy = xstrdup(alias_args), *save = NULL;
+	bool gives = false;
+	for (char *word = strtok_r(copy, " \t", &save); word && !gives;
+	     word = strtok_r(NULL, " \t", &save)) {
+		if (word[0] != '-')
+			continue;
+		if (word[1] == '-')
+			gives = option->long_name && strncmp(word + 2, option->long_name,
+							     strlen(option->long_name)) == 0 &&
+				(!word[2 + strlen(option->long_name)] ||
+				 word[2 + strlen(option->long_name)] == '=');
+		else
+			gives = option->short_name && word[1] == option->short_name;
+	}
+	free(copy);
+	return gives;
+}
+
+/* An alias's header: its target's, under the alias's name, with the
+ * alias's own summary and examples where it has them. The options its
+ * arguments give are fixed: --help and the man page leave them out. */
+static int alias_header(const char *name, struct tool_header *out, char **error)
+{
+	const struct tool *target = tool_find(out->alias_of);
+	struct tool_header base;
+	if (!target) {
+		*error = xasprintf("tools/%s.bt: alias of '%s', which is no tool", name, out->alias_of);
+		return -EINVAL;
+	}
+	char *detail = NULL;
+	int status = tool_header_parse(target->name, target->text, &base, &detail);
+	if (status == 0 && base.alias_of) {
+		detail = xasprintf("it is an alias itself");
+		status = -EINVAL;
+	}
+	if (status < 0) {
+		*error = xasprintf("tools/%s.bt: alias of %s: %s", name, out->alias_of, detail);
+		free(detail);
+		tool_header_free(&base);
+		return status;
+	}
+	free(base.name);
+	base.name = out->name;
+	out->name = NULL;
+	if (out->summary) {
+		free(base.summary);
+		base.summary = out->summary;
+		out->summary = NULL;
+	}
+	if (out->examples.count) {
+		free_notes(base.examples.items, base.examples.count);
+		base.examples = out->examples;
+		memset(&out->examples, 0, sizeof(out->examples));
+	}
+	char *about = xasprintf("%s%ssonde %s is sonde %s %s.", base.about ? base.about : "",
+				base.about ? "\n" : "", base.name, out->alias_of, out->alias_args);
+	free(base.about);
+	base.about = about;
+	for (int i = 0; i < base.options.count; i++)
+		base.options.items[i].is_fixed = alias_gives(out->alias_args, &base.options.items[i]);
+	base.alias_of = out->alias_of;
+	base.alias_args = out->alias_args;
+	out->alias_of = out->alias_args = NULL;
+	tool_header_free(out);
+	*out = base;
+	return 0;
+}
+
 int tool_header_parse(const char *name, const char *text, struct tool_header *out, char **error)
 {
 	memset(out, 0, sizeof(*out));
@@ -337,6 +423,12 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 							   "'stack-map | MACRO'", name, line_number);
 			} else if (strcmp(line, "overhead") == 0) {
 				append_text(&out->overhead, value);
+			} else if (strcmp(line, "alias") == 0) {
+				size_t length = strcspn(value, " \t");
+				free(out->alias_of);
+				free(out->alias_args);
+				out->alias_of = xstrndup(value, length);
+				out->alias_args = trimmed(value + length, value + strlen(value));
 			} else if (strcmp(line, "picture") == 0) {
 				status = parse_picture_line(value, out);
 				if (status < 0)
@@ -355,6 +447,8 @@ int tool_header_parse(const char *name, const char *text, struct tool_header *ou
 		}
 		p = *end ? end + 1 : end;
 	}
+	if (out->alias_of)
+		return alias_header(name, out, error);
 	if (!out->summary) {
 		*error = xasprintf("tools/%s.bt: the header has no 'summary:' line", name);
 		return -EINVAL;
@@ -407,6 +501,8 @@ void tool_header_free(struct tool_header *header)
 	free(header->picture_kind);
 	free(header->picture_title);
 	free(header->picture_count_name);
+	free(header->alias_of);
+	free(header->alias_args);
 	memset(header, 0, sizeof(*header));
 }
 
@@ -495,6 +591,12 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			status = -EINVAL;
 			break;
 		}
+		if (option->has_range && (number < option->range_low || number > option->range_high)) {
+			*error = xasprintf("%s must be from %lld to %lld, not %lld", spelling,
+					   option->range_low, option->range_high, number);
+			status = -EINVAL;
+			break;
+		}
 		if (option->kind == TOOL_VALUE_PID && given) {
 			if (kill((pid_t)number, 0) != 0 && errno == ESRCH) {
 				*error = xasprintf("%s: there is no process with pid %lld", spelling, number);
@@ -502,6 +604,18 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 				break;
 			}
 			run->watch_pid = (pid_t)number;
+		}
+		add_macro(run, option->macro, NULL, xasprintf("%lld", number));
+		break;
+	case TOOL_VALUE_ERRNO:
+		if (!text)
+			break;
+		number = errno_number_of(text);
+		if (number < 0 && (!parse_whole_number(text, &number) || number < 0 || number >= 4096)) {
+			*error = xasprintf("%s needs an error name (ENOENT) or number, not '%s'", spelling,
+					   text);
+			status = -EINVAL;
+			break;
 		}
 		add_macro(run, option->macro, NULL, xasprintf("%lld", number));
 		break;
@@ -689,7 +803,32 @@ const char *tool_run_value(const struct tool_run *run, const char *macro)
 
 const char *tool_run_program(const struct tool_run *run)
 {
-	return run->program ? run->program : run->tool->text;
+	if (run->program)
+		return run->program;
+	const struct tool *target = run->header.alias_of ? tool_find(run->header.alias_of) : NULL;
+	return target ? target->text : run->tool->text;
+}
+
+/* argv with an alias's arguments after argv[0]; *fixed_end is the index
+ * after them. The caller frees the array (not the strings, or the alias's
+ * words, which are in *words). */
+static char **alias_argv(const struct tool_header *header, int argc, char **argv, int *new_argc,
+			 int *fixed_end, char **words)
+{
+	char **result = xcalloc((size_t)argc + 2 + strlen(header->alias_args ? header->alias_args : ""),
+				sizeof(*result));
+	int count = 0;
+	result[count++] = argv[0];
+	*words = header->alias_args ? xstrdup(header->alias_args) : NULL;
+	char *save = NULL;
+	for (char *word = *words ? strtok_r(*words, " \t", &save) : NULL; word;
+	     word = strtok_r(NULL, " \t", &save))
+		result[count++] = word;
+	*fixed_end = count;
+	for (int i = 1; i < argc; i++)
+		result[count++] = argv[i];
+	*new_argc = count;
+	return result;
 }
 
 /* A tool whose probes come from its arguments (funccount, trace...) has a
@@ -739,6 +878,9 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 		return status;
 	const struct tool_header *header = &run->header;
 	int option_count = header->options.count;
+	int fixed_end = 1;
+	char *alias_words = NULL;
+	argv = alias_argv(header, argc, argv, &argc, &fixed_end, &alias_words);
 	struct option *long_options = xcalloc((size_t)option_count + 8, sizeof(*long_options));
 	char **values = xcalloc((size_t)option_count + 1, sizeof(*values));
 	struct strbuf short_options;
@@ -806,6 +948,15 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 				if (option->is_positional ||
 				    code != (option->short_name ? option->short_name : GENERIC_OPTION_BASE + i))
 					continue;
+				if (option->is_fixed && optind > fixed_end) {
+					char *spelling = option_spelling(option);
+					*error = xasprintf("%s cannot be given: %s is %s %s", spelling,
+							   header->name, header->alias_of,
+							   header->alias_args);
+					free(spelling);
+					status = -EINVAL;
+					break;
+				}
 				free(values[i]);
 				values[i] = xstrdup(option->argument ? optarg : "1");
 				remember_value(run, option, values[i]);
@@ -820,11 +971,27 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 			status = -EINVAL;
 		} else if (header->options.items[i].is_positional) {
 			const struct tool_option *option = &header->options.items[i];
+			/* an argument sharing an option's macro (fsslower's min_ms and
+			 * -m) gives that option's value: one macro, the last one given */
+			int slot = i;
+			for (int j = 0; j < option_count; j++)
+				if (!header->options.items[j].is_positional &&
+				    strcmp(header->options.items[j].macro, option->macro) == 0)
+					slot = j;
+			long long number;
+			if (slot != i && option->kind == TOOL_VALUE_INT &&
+			    !parse_whole_number(argv[optind], &number)) {
+				char *spelling = option_spelling(option);
+				*error = xasprintf("%s needs a whole number, not '%s'", spelling, argv[optind]);
+				free(spelling);
+				status = -EINVAL;
+				break;
+			}
 			/* a specs argument takes the rest: trace's probes */
 			do {
-				free(values[i]);
-				values[i] = xstrdup(argv[optind++]);
-				remember_value(run, option, values[i]);
+				free(values[slot]);
+				values[slot] = xstrdup(argv[optind++]);
+				remember_value(run, option, values[slot]);
 			} while (option->kind == TOOL_VALUE_SPECS && optind < argc);
 		}
 	}
@@ -844,6 +1011,8 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 		free(values[i]);
 	free(values);
 	free(long_options);
+	free(argv);
+	free(alias_words);
 	strbuf_free(&short_options);
 	return status;
 }
@@ -969,7 +1138,8 @@ void tool_print_help(const struct tool_header *header, FILE *out)
 	}
 	fputc('\n', out);
 	for (int i = 0; i < header->options.count; i++)
-		print_help_line(&header->options.items[i], out);
+		if (!header->options.items[i].is_fixed)
+			print_help_line(&header->options.items[i], out);
 	for (size_t i = 0; i < sizeof(generic_options) / sizeof(generic_options[0]); i++)
 		print_help_line(&generic_options[i], out);
 	fputs("\nEXAMPLES:\n", out);
@@ -1029,6 +1199,8 @@ void tool_print_man(const struct tool_header *header, FILE *out)
 	fputs(".SH OPTIONS\n", out);
 	for (int j = 0; j < header->options.count; j++) {
 		const struct tool_option *option = &header->options.items[j];
+		if (option->is_fixed)
+			continue;
 		char *spelling = option->is_positional ? xstrdup(option->argument) : help_spelling(option);
 		fputs(".TP\n.B ", out);
 		roff_text(spelling, out);

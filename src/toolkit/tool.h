@@ -37,6 +37,7 @@ extern const struct tool tool_table[];
 enum tool_value_kind {
 	TOOL_VALUE_FLAG,    /* no argument: the macro is 1 when given, else 0 */
 	TOOL_VALUE_INT,     /* a whole number */
+	TOOL_VALUE_ERRNO,   /* an error: its name (ENOENT) or its number; the macro is the number */
 	TOOL_VALUE_PID,     /* a process that must exist; the tool ends when it exits */
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
@@ -56,6 +57,9 @@ struct tool_option {
 	char *default_text;         /* NULL: the macro is left undefined unless given */
 	char *choices;              /* TOOL_VALUE_CHOICE: "ext4,btrfs,xfs" */
 	char *help;
+	bool is_fixed;              /* set by the alias (ext4slower's -t): not shown, not given */
+	bool has_range;             /* TOOL_VALUE_INT written `int LO..HI`: a value must be in it */
+	long long range_low, range_high;
 };
 
 /* One alternative of an event source: the probe, and the macro defined when
@@ -101,6 +105,11 @@ struct tool_header {
 	char *picture_title;
 	char *picture_count_name;
 	int max_strlen;             /* `strlen:` bytes of a string value; 0 = sonde's default */
+	/* `alias: TOOL ARGS`: this tool is TOOL run with ARGS first (ext4slower
+	 * is `fsslower -t ext4`); its header is TOOL's, under this tool's name,
+	 * with this file's summary and examples when it has them */
+	char *alias_of;
+	char *alias_args;
 };
 
 /* One value given on the command line, under its option's macro name. */

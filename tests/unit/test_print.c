@@ -1648,6 +1648,27 @@ static void expect_tool(const char *name, struct map_desc *map, struct map_desc 
 		map_free(extra);
 }
 
+/* JSON names: "-" is text only (tcptop's padding), "NAME/100" is an integer
+ * in hundredths (runqlen's runqocc, cachestat's hitratio) */
+static void test_json_field_names(void)
+{
+	struct type *columns[5] = { t_i64(), t_str(), t_i64(), t_i64(), t_u64() };
+	struct event_desc event = tool_event(EVENT_PRINTF, "", "a - r/100 neg/100 k/1000", columns, 5);
+	unsigned char record[8 + 8 + 16 + 8 + 8 + 8] = { 0 };
+	int64_t a = 5, r = 1234, neg = -5;
+	uint64_t k = 7;
+	memcpy(record + tool_args[0].offset, &a, 8);
+	memcpy(record + tool_args[1].offset, " ", 2);
+	memcpy(record + tool_args[2].offset, &r, 8);
+	memcpy(record + tool_args[3].offset, &neg, 8);
+	memcpy(record + tool_args[4].offset, &k, 8);
+	struct strbuf sb;
+	strbuf_init(&sb);
+	format_json_fields(&sb, &event, record);
+	check_text("json_field_names", sb.data, "\"a\": 5, \"r\": 12.34, \"neg\": -0.05, \"k\": 0.007");
+	strbuf_free(&sb);
+}
+
 /* runqlat's layout: 0 and 1 share slot 0, negatives are not shown */
 static void test_tool_log2(void)
 {
@@ -1884,6 +1905,7 @@ static void run_map_tests(void)
 	test_print_avg_top_div();
 	test_print_stats_top_div();
 	test_print_lhist_div();
+	test_json_field_names();
 	test_tool_log2();
 	test_tool_log2_wide();
 	test_tool_log2_keyed();

@@ -112,26 +112,16 @@ static void test_header_errors(void)
 			    "size of @m: F is not an int option");
 }
 
-/* Configures the sample tool (built on the fly) with argv; returns the
- * macro `name`'s body, or the error. */
-static char *configure(int argc, char **argv, const char *name, int *status)
+/* Configures `tool` with argv; returns the macro `name`'s body, or the error. */
+static char *configure_tool(const struct tool *tool, int argc, char **argv, const char *name,
+			    int *status)
 {
-	struct tool tool = { "sample", NULL };
 	struct tool_run run;
 	struct strbuf notes;
 	char *error = NULL;
 	char *result = NULL;
-	/* no sources: choosing them needs the kernel */
-	static char *text;
-	if (!text) {
-		text = xstrdup(sample_tool);
-		char *sources = strstr(text, "//! source:");
-		char *example = strstr(text, "//! example:");
-		memmove(sources, example, strlen(example) + 1);
-	}
-	tool.text = text;
 	strbuf_init(&notes);
-	*status = tool_configure(&tool, argc, argv, &run, &notes, &error);
+	*status = tool_configure(tool, argc, argv, &run, &notes, &error);
 	if (*status < 0) {
 		result = error;
 	} else {
@@ -143,6 +133,22 @@ static char *configure(int argc, char **argv, const char *name, int *status)
 	strbuf_free(&notes);
 	tool_run_free(&run);
 	return result;
+}
+
+/* The same for the sample tool (built on the fly). */
+static char *configure(int argc, char **argv, const char *name, int *status)
+{
+	struct tool tool = { "sample", NULL };
+	/* no sources: choosing them needs the kernel */
+	static char *text;
+	if (!text) {
+		text = xstrdup(sample_tool);
+		char *sources = strstr(text, "//! source:");
+		char *example = strstr(text, "//! example:");
+		memmove(sources, example, strlen(example) + 1);
+	}
+	tool.text = text;
+	return configure_tool(&tool, argc, argv, name, status);
 }
 
 static void expect_macro(const char *test, int argc, char **argv, const char *name, const char *body)
@@ -207,6 +213,63 @@ static void test_options(void)
 	free(self_pid);
 }
 
+static void expect_real(const char *test, const char *tool_name, int argc, char **argv,
+			const char *name, const char *expected, bool is_error)
+{
+	int status;
+	/* --help is among argv: no event source is chosen */
+	char *got = configure_tool(tool_find(tool_name), argc, argv, name, &status);
+	check((status < 0) == is_error && got && strcmp(got, expected) == 0, test,
+	      got ? got : "(undefined)");
+	free(got);
+}
+
+/* ext4slower is `//! alias: fsslower -t ext4`: fsslower's options with -t
+ * fixed, its header under its own name; BCC's positional min_ms is -m. */
+static void test_alias(void)
+{
+	char *ten[] = { "ext4slower", "10", "--help", NULL };
+	char *both[] = { "ext4slower", "-m", "5", "7", "--help", NULL };
+	char *plain[] = { "xfsslower", "--help", NULL };
+	char *retype[] = { "ext4slower", "-t", "xfs", "--help", NULL };
+	char *bad[] = { "nfsslower", "ten", "--help", NULL };
+	char *fs_ten[] = { "fsslower", "-t", "btrfs", "10", "--help", NULL };
+	expect_real("alias: min_ms positional", "ext4slower", 3, ten, "MIN_MS", "10", false);
+	expect_real("alias: its file system", "ext4slower", 3, ten, "FS", "\"ext4\"", false);
+	expect_real("alias: the last of -m and min_ms", "ext4slower", 5, both, "MIN_MS", "7", false);
+	expect_real("alias: default min_ms", "xfsslower", 2, plain, "MIN_MS", "10", false);
+	expect_real("alias: file system macro", "xfsslower", 2, plain, "FS_xfs", "1", false);
+	expect_real("alias: fixed option refused", "ext4slower", 4, retype, "FS",
+		    "-t/--type cannot be given: ext4slower is fsslower -t ext4", true);
+	expect_real("alias: bad min_ms", "nfsslower", 3, bad, "MIN_MS",
+		    "the min_ms argument needs a whole number, not 'ten'", true);
+	expect_real("fsslower: min_ms positional", "fsslower", 5, fs_ten, "MIN_MS", "10", false);
+
+	struct tool_header header;
+	char *error = NULL;
+	int status = tool_header_parse("btrfsslower", tool_find("btrfsslower")->text, &header, &error);
+	check(status == 0 && strcmp(header.name, "btrfsslower") == 0 &&
+		      strstr(header.summary, "btrfs") && header.examples.count > 0 &&
+		      strstr(header.examples.items[0].text, "sonde btrfsslower"),
+	      "alias: own name, summary and examples", error);
+	bool type_fixed = false, min_kept = false;
+	for (int i = 0; status == 0 && i < header.options.count; i++) {
+		if (header.options.items[i].short_name == 't')
+			type_fixed = header.options.items[i].is_fixed;
+		if (header.options.items[i].short_name == 'm')
+			min_kept = !header.options.items[i].is_fixed;
+	}
+	check(type_fixed && min_kept, "alias: -t fixed, -m not", NULL);
+	free(error);
+	tool_header_free(&header);
+	struct tool fake = { "loop", "//! alias: nosuchtool -x\n" };
+	status = tool_header_parse(fake.name, fake.text, &header, &error);
+	check(status < 0 && error && strstr(error, "alias of 'nosuchtool', which is no tool"),
+	      "alias: of a missing tool", error);
+	free(error);
+	tool_header_free(&header);
+}
+
 /* A `requires:` path that is missing stops the tool with its sentence. */
 static void test_requires(void)
 {
@@ -230,7 +293,7 @@ static void expect_substitution(const char *test, const char *text,
 				const struct predefined_macro *macros, int count, const char *expected)
 {
 	struct preprocessed pre = { 0 };
-	preprocess_program(text, macros, count, &pre, NULL);
+	preprocess_program(text, NULL, macros, count, &pre, NULL);
 	check(strcmp(pre.text, expected) == 0, test, pre.text);
 	preprocessed_free(&pre);
 }
@@ -333,6 +396,7 @@ int main(void)
 	test_header();
 	test_header_errors();
 	test_options();
+	test_alias();
 	test_requires();
 	test_substitution();
 	test_folding();

@@ -29,6 +29,10 @@ struct function_def {
 	int max_args;            /* -1: variadic */
 	function_check check;    /* types the call and its arguments; sets call->type */
 	function_generate generate;
+	/* Optional: generates the call's value straight into the stack at
+	 * `offset` (a tuple's field) rather than into a temporary copied there;
+	 * false, nothing generated, when this call cannot (str() of a string). */
+	bool (*generate_into)(struct codegen *gen, struct node *call, int offset);
 	bool is_aggregation;     /* only valid as `@map = f(...)` */
 	bool needs_unsafe;       /* refused without --unsafe */
 	bool callable_bare;      /* `kstack` alone means kstack() */
@@ -67,6 +71,8 @@ struct variable_def {
 	bool numbered;           /* name then a number 0-15 (arg0 .. arg15), put in node->int_value */
 	unsigned needs;          /* probe_feature bits the point must offer */
 	bool reads_pid_tgid;     /* shares the prologue's bpf_get_current_pid_tgid() */
+	bool is_stable;          /* the same value all through one run of a probe (pid,
+				  * cpu): two reads of @m[pid] name one element */
 	/* v.field read by the variable itself (args: from the probe's context) */
 	function_generate generate_field;
 	/* v->field and *v see this pointer (curtask: the current task_struct);

@@ -119,7 +119,7 @@ static struct value generate_rand(struct codegen *gen, struct node *node)
 }
 
 const struct variable_def variables_kernel[] = {
-	{ .name = "cpu", .check = builtin_check_u64, .generate = generate_cpu },
+	{ .name = "cpu", .check = builtin_check_u64, .generate = generate_cpu, .is_stable = true },
 	{ .name = "numaid", .check = builtin_check_u64, .generate = generate_numaid },
 	{ .name = "rand", .check = builtin_check_u64, .generate = generate_rand },
 	{ 0 },

@@ -91,6 +91,39 @@ static void check_strncmp(struct sema *sema, struct node *call)
 			 (long long)n->const_value);
 }
 
+/* Reads the string at `address` into the stack at `offset`, zeroed first. */
+static void str_read(struct codegen *gen, struct node *call, int address, int offset)
+{
+	struct node *source = call->args;
+	/* a typed pointer says whose memory it points into; a bare integer
+	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
+	 * helper that decides by address, as bpftrace does on x86-64 */
+	int read_helper = source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
+			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
+							  : BPF_FUNC_probe_read_kernel_str;
+	int size = call->type->size;
+	gen_zero_stack(gen, offset, size);
+	int length;
+	if (source->next && !source->next->is_constant) {
+		/* runtime length: clamp to the buffer, plus one for the NUL */
+		length = gen_value_to_reg(gen, gen_expr(gen, source->next));
+		ir_alu_imm(&gen->fn, BPF_ADD, length, 1);
+		int fits = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JLE, length, size, fits);
+		ir_mov_imm(&gen->fn, length, size);
+		ir_label(&gen->fn, fits);
+	} else {
+		length = gen_const_reg(gen, size);
+	}
+	/* str(0) is "" without a read: the helper would take a page fault on
+	 * address 0 (microseconds each; execsnoop's unused argument slots) */
+	int skip = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, address, 0, skip);
+	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
+	gen_call_helper(gen, read_helper, args, 3);
+	ir_label(&gen->fn, skip);
+}
+
 static struct value generate_str(struct codegen *gen, struct node *call)
 {
 	struct node *source = call->args;
@@ -108,31 +141,22 @@ static struct value generate_str(struct codegen *gen, struct node *call)
 		gen_store_value(gen, value, BPF_REG_10, offset, call->type);
 		return value_stack(offset, call->type);
 	}
-	int address = gen_value_to_reg(gen, value);
-	/* a typed pointer says whose memory it points into; a bare integer
-	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
-	 * helper that decides by address, as bpftrace does on x86-64 */
-	int read_helper = source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
-			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
-							  : BPF_FUNC_probe_read_kernel_str;
-	int size = call->type->size;
-	int offset = gen_stack_alloc(gen, size);
-	gen_zero_stack(gen, offset, size);
-	int length;
-	if (source->next && !source->next->is_constant) {
-		/* runtime length: clamp to the buffer, plus one for the NUL */
-		length = gen_value_to_reg(gen, gen_expr(gen, source->next));
-		ir_alu_imm(&gen->fn, BPF_ADD, length, 1);
-		int fits = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JLE, length, size, fits);
-		ir_mov_imm(&gen->fn, length, size);
-		ir_label(&gen->fn, fits);
-	} else {
-		length = gen_const_reg(gen, size);
-	}
-	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
-	gen_call_helper(gen, read_helper, args, 3);
+	int offset = gen_stack_alloc(gen, call->type->size);
+	str_read(gen, call, gen_value_to_reg(gen, value), offset);
 	return value_stack(offset, call->type);
+}
+
+/* str(p[, n]) of an address (not a positional parameter, not a string
+ * already) read straight into a tuple's field: execsnoop's tuple of twenty
+ * arguments needs no temporary per argument. */
+static bool generate_into_str(struct codegen *gen, struct node *call, int offset)
+{
+	struct node *source = call->args;
+	if (source->kind == NODE_POSITIONAL ||
+	    (source->type->kind != TYPE_POINTER && source->type->kind != TYPE_INT))
+		return false;
+	str_read(gen, call, gen_value_to_reg(gen, gen_expr(gen, source)), offset);
+	return true;
 }
 
 /* buf(p, n): u64 length, then up to the type's capacity of bytes */
@@ -192,7 +216,7 @@ static struct value generate_strncmp(struct codegen *gen, struct node *call)
 }
 
 const struct function_def builtins_strings[] = {
-	{ FUNCTION(str, 1, 2) },
+	{ FUNCTION(str, 1, 2), .generate_into = generate_into_str },
 	{ FUNCTION(strncmp, 3, 3) },
 	{ FUNCTION(buf, 1, 2) },
 	{ 0 },

@@ -103,12 +103,14 @@ static struct value generate_cpid(struct codegen *gen, struct node *node)
 }
 
 const struct variable_def variables_task[] = {
-	{ .name = "pid", .check = builtin_check_u64, .generate = generate_pid, .reads_pid_tgid = true },
-	{ .name = "tid", .check = builtin_check_u64, .generate = generate_tid, .reads_pid_tgid = true },
-	{ .name = "uid", .check = builtin_check_u64, .generate = generate_uid },
-	{ .name = "gid", .check = builtin_check_u64, .generate = generate_gid },
+	{ .name = "pid", .check = builtin_check_u64, .generate = generate_pid, .reads_pid_tgid = true,
+	  .is_stable = true },
+	{ .name = "tid", .check = builtin_check_u64, .generate = generate_tid, .reads_pid_tgid = true,
+	  .is_stable = true },
+	{ .name = "uid", .check = builtin_check_u64, .generate = generate_uid, .is_stable = true },
+	{ .name = "gid", .check = builtin_check_u64, .generate = generate_gid, .is_stable = true },
 	{ VARIABLE(comm) },
-	{ .name = "cgroup", .check = builtin_check_u64, .generate = generate_cgroup },
+	{ .name = "cgroup", .check = builtin_check_u64, .generate = generate_cgroup, .is_stable = true },
 	{ .name = "curtask", .check = builtin_check_u64, .generate = generate_curtask,
 	  .points_to = task_struct_pointer },
 	{ VARIABLE(cpid) },

@@ -354,12 +354,31 @@ static void check_print_top(struct sema *sema, struct node *call)
 			strbuf_printf(&default_tail, " %s", other->name[1] ? other->name + 1 : "value");
 		}
 	}
+	/* one conversion fewer than the columns, with further maps: the first
+	 * map only orders the rows (tcptop -s sent sorts by another column
+	 * than its first) */
+	bool order_only = false;
+	struct format_pieces pieces = { 0 };
+	char *parse_error = NULL;
+	int parse_offset = 0;
+	int key_count = column_count - 1 - extras.count;
+	if (ok && extras.count > 0 &&
+	    format_parse(format->string_value, &pieces, &parse_error, &parse_offset) == 0 &&
+	    pieces.conversion_count == column_count - 1) {
+		order_only = true;
+		memmove(&columns[key_count], &columns[key_count + 1],
+			(size_t)(column_count - key_count - 1) * sizeof(columns[0]));
+		column_count--;
+		const char *tail = strchr(default_tail.data, ' ');
+		memmove(default_tail.data, tail + 1, strlen(tail + 1) + 1);
+	}
+	format_pieces_free(&pieces);
+	free(parse_error);
 	char *field_names = NULL;
 	if (ok && check_format_types(sema, call, format, columns, column_count, "columns (key "
 				     "fields, then the values)"))
 		field_names = names ? check_field_names(sema, call, names, column_count, "column")
-				    : default_field_names(column_count - 1 - extras.count,
-							  default_tail.data);
+				    : default_field_names(key_count, default_tail.data);
 	strbuf_free(&default_tail);
 	if (!field_names) {
 		free(extras.items);
@@ -372,6 +391,7 @@ static void check_print_top(struct sema *sema, struct node *call)
 	event->field_names = field_names;
 	event->extra_map_ids = extras.items;
 	event->extra_map_count = extras.count;
+	event->top_order_only = order_only;
 	for (int i = 0; i < column_count; i++)
 		sema_event_add_arg(event, columns[i], ARG_PLAIN, NULL);
 	event->record_size = 8; /* the record is the index alone; args describe a row */
