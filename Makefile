@@ -8,7 +8,7 @@ CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen
 LDLIBS  := -lbpf -lelf -lz -liberty -lssl -lcrypto -lcrypt
 PREFIX  ?= /usr/local
 
-SRCS     := $(sort $(wildcard src/*.c src/*/*.c))
+SRCS     := $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c))
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
 # The tools (tools/*.bt) are embedded: build/gen/tools.S pulls each file in
 # with .incbin, build/gen/tool_table.c lists them for src/toolkit/.
@@ -35,7 +35,7 @@ all: build/sonde
 build/sonde: $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-build/obj/%.o: %.c $(wildcard src/*/*.h)
+build/obj/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -c -o $@ $<
 
@@ -64,11 +64,11 @@ build/asan/obj/gen/%.o: build/gen/%.S
 	@mkdir -p $(dir $@)
 	$(CC) -c -o $@ $<
 
-build/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
+build/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-prototypes -c -o $@ $<
 
-build/asan/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
+build/asan/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -Wno-missing-prototypes -c -o $@ $<
 
@@ -87,7 +87,7 @@ asan: build/asan/sonde
 build/asan/sonde: $(ASAN_OBJS)
 	$(CC) $(ASAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-build/asan/obj/%.o: %.c $(wildcard src/*/*.h)
+build/asan/obj/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -c -o $@ $<
 

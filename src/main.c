@@ -478,6 +478,24 @@ static bool have_privileges(void)
 	return true;
 }
 
+/* One provider's -l answer, through list_process when -p gave a pid and
+ * the provider has one; its error printed here, providers never print. */
+static int list_provider(const struct provider *provider, const char *pattern, pid_t pid,
+			 bool verbose)
+{
+	char *error = NULL;
+	int status = 0;
+
+	if (pid && provider->list_process)
+		status = provider->list_process(pattern, pid, verbose, stdout, &error);
+	else if (provider->list)
+		status = provider->list(pattern, verbose, stdout, &error);
+	if (status < 0 && error)
+		fprintf(stderr, "sonde: %s\n", error);
+	free(error);
+	return status;
+}
+
 /*
  * -l [pattern]: a pattern that starts with a provider's name or alias goes
  * to that provider only (spelled with the canonical name, which is what
@@ -498,10 +516,7 @@ static int list_probes(const char *pattern, pid_t pid, bool verbose)
 		if (provider) {
 			char *canonical = xasprintf("%s%s", provider->name, colon);
 
-			if (pid && provider->list_process)
-				status = provider->list_process(canonical, pid, verbose, stdout);
-			else if (provider->list)
-				status = provider->list(canonical, verbose, stdout);
+			status = list_provider(provider, canonical, pid, verbose);
 			free(canonical);
 			return status < 0 ? 1 : 0;
 		}
@@ -511,14 +526,8 @@ static int list_probes(const char *pattern, pid_t pid, bool verbose)
 	if (pattern && !has_wildcard(pattern))
 		search = xasprintf("*%s*", pattern);
 	for (const struct provider *const *p = provider_table; *p; p++) {
-		const char *wanted = search ? search : pattern;
-
-		if (pid && (*p)->list_process) {
-			if ((*p)->list_process(wanted, pid, verbose, stdout) < 0)
-				status = 1;
-		} else if ((*p)->list && (*p)->list(wanted, verbose, stdout) < 0) {
+		if (list_provider(*p, search ? search : pattern, pid, verbose) < 0)
 			status = 1;
-		}
 	}
 	free(search);
 	return status;
@@ -946,7 +955,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:
-	program_free(&program);
+	compile_free(&program);
 	type_free_all();
 	btf_forget_types();
 	free(text);

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../probes/provider.h"
 
 int program_stack_map(const struct program *program, int depth)
 {
@@ -56,8 +55,7 @@ void program_free(struct program *program)
 	for (int i = 0; i < program->probes.count; i++)
 		probe_program_free(&program->probes.items[i]);
 	free(program->probes.items);
-	for (int i = 0; i < program->points.count; i++)
-		probe_point_free(program->points.items[i]);
+	/* the points themselves belong to their providers: compile_free */
 	free(program->points.items);
 	free(program->zero_divisors.items);
 	program->zero_divisors.items = NULL;

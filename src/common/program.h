@@ -231,6 +231,8 @@ void event_desc_clear(struct event_desc *event);
 
 /* Frees what one compiled probe owns (not its point: the program owns those). */
 void probe_program_free(struct probe_program *probe);
+/* Frees what program.c knows about; compile_free (compiler.h) frees a
+ * compiled program whole, probe points included. */
 void program_free(struct program *program);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "../aggregations/aggregation.h"
 
 /* Every type made by type_new, so type_free_all can release them together. */
 static VEC(struct type *) all_types;
@@ -31,6 +32,7 @@ void type_free_all(void)
 			free(type->fields[j].name);
 		free(type->fields);
 		free(type->record_name);
+		free(type->strftime_format);
 		free(type);
 	}
 	free(all_types.items);
@@ -92,21 +94,12 @@ struct type *type_tuple(struct type **elements, int count)
 	return type;
 }
 
-struct type *type_aggregation(enum type_kind kind, bool is_signed)
+struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed)
 {
-	struct type *type = type_new(kind);
+	struct type *type = type_new(TYPE_AGGREGATION);
+	type->aggregation = aggregation;
 	type->is_signed = is_signed;
-	switch (kind) {
-	case TYPE_MIN:
-	case TYPE_MAX:
-	case TYPE_AVG:
-	case TYPE_STATS:
-		type->size = 16;
-		break;
-	default:
-		type->size = 8;
-		break;
-	}
+	type->size = aggregation->value_size;
 	return type;
 }
 
@@ -133,7 +126,12 @@ struct type *type_widened(struct type *type)
 
 bool type_is_aggregation(const struct type *type)
 {
-	return type && type->kind >= TYPE_COUNT && type->kind <= TYPE_LHIST;
+	return type && type->kind == TYPE_AGGREGATION;
+}
+
+bool type_is_bucketed(const struct type *type)
+{
+	return type_is_aggregation(type) && type->aggregation->is_bucketed;
 }
 
 bool type_is_integer_like(const struct type *type)
@@ -167,8 +165,6 @@ bool type_equal(const struct type *a, const struct type *b)
 	case TYPE_RECORD:
 		return a->record_name && b->record_name &&
 		       strcmp(a->record_name, b->record_name) == 0;
-	case TYPE_HIST:
-		return a->hist_bits == b->hist_bits;
 	case TYPE_STACK:
 		return a->is_user_pointer == b->is_user_pointer && a->stack_depth == b->stack_depth &&
 		       a->stack_mode == b->stack_mode;
@@ -176,8 +172,10 @@ bool type_equal(const struct type *a, const struct type *b)
 		return a->is_user_pointer == b->is_user_pointer;
 	case TYPE_BUFFER:
 		return a->size == b->size;
-	case TYPE_LHIST:
-		return a->lhist_min == b->lhist_min && a->lhist_max == b->lhist_max &&
+	case TYPE_AGGREGATION:
+		/* the parameters of hist and lhist are zero in the others */
+		return a->aggregation == b->aggregation && a->hist_bits == b->hist_bits &&
+		       a->lhist_min == b->lhist_min && a->lhist_max == b->lhist_max &&
 		       a->lhist_step == b->lhist_step;
 	default:
 		return true;
@@ -204,14 +202,7 @@ const char *type_kind_name(enum type_kind kind)
 	case TYPE_POINTER: return "pointer";
 	case TYPE_RECORD: return "struct";
 	case TYPE_INET: return "inet";
-	case TYPE_COUNT: return "count";
-	case TYPE_SUM: return "sum";
-	case TYPE_AVG: return "avg";
-	case TYPE_MIN: return "min";
-	case TYPE_MAX: return "max";
-	case TYPE_STATS: return "stats";
-	case TYPE_HIST: return "hist";
-	case TYPE_LHIST: return "lhist";
+	case TYPE_AGGREGATION: return "aggregation";
 	case TYPE_ARRAY: return "array";
 	case TYPE_STACK: return "stack";
 	case TYPE_SYMBOL: return "symbol";
@@ -253,9 +244,8 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 			type_describe(sb, type->pointee);
 		strbuf_printf(sb, "[%d]", type->array_length);
 		break;
-	case TYPE_COUNT: case TYPE_SUM: case TYPE_AVG: case TYPE_MIN:
-	case TYPE_MAX: case TYPE_STATS: case TYPE_HIST: case TYPE_LHIST:
-		strbuf_printf(sb, "%s()", type_kind_name(type->kind));
+	case TYPE_AGGREGATION:
+		strbuf_printf(sb, "%s()", type->aggregation->function.name);
 		break;
 	default:
 		strbuf_puts(sb, type_kind_name(type->kind));

@@ -11,8 +11,8 @@
  *    NULs (sonde zeroes the buffer before reading, so no garbage follows).
  *  - TYPE_TUPLE fields sit at fields[i].offset; each offset is a multiple of 8
  *    and size is rounded up to 8.
- *  - Aggregations (count .. lhist) describe map values; see program.h for how
- *    each is stored per CPU.
+ *  - Aggregations (count .. lhist) describe map values; each is a record in
+ *    aggregations/, and program.h says how each is stored per CPU.
  */
 #ifndef SONDE_TYPES_H
 #define SONDE_TYPES_H
@@ -29,14 +29,7 @@ enum type_kind {
 	TYPE_POINTER,  /* an address; `pointee` says what it points to */
 	TYPE_RECORD,   /* named fields, e.g. a tracepoint's args */
 	TYPE_INET,     /* ntop() result: 8-byte family then 16 address bytes */
-	TYPE_COUNT,    /* count(): u64 per CPU, summed when printed */
-	TYPE_SUM,      /* sum(x): s64/u64 per CPU, summed */
-	TYPE_AVG,      /* avg(x): {sum, count} per CPU */
-	TYPE_MIN,      /* min(x): {value, is_set} per CPU */
-	TYPE_MAX,      /* max(x): {value, is_set} per CPU */
-	TYPE_STATS,    /* stats(x): {sum, count} per CPU (count, average, total) */
-	TYPE_HIST,     /* hist(x[, k]): power-of-two buckets, see program.h */
-	TYPE_LHIST,    /* lhist(x, min, max, step): linear buckets */
+	TYPE_AGGREGATION, /* count(), hist(), ...: `aggregation` says which (aggregations/) */
 	TYPE_ARRAY,    /* array_length elements of `pointee` (char arrays are TYPE_STRING) */
 	TYPE_STACK,    /* kstack/ustack: struct stack_value; is_user_pointer for ustack */
 	TYPE_SYMBOL,   /* ksym(addr)/usym(addr): struct symbol_value; is_user_pointer for usym */
@@ -65,6 +58,7 @@ enum stack_mode {
 
 struct type;
 struct int_names;
+struct aggregation;
 
 struct type_field {
 	char *name;          /* NULL for tuple fields */
@@ -77,9 +71,13 @@ struct type_field {
 struct type {
 	enum type_kind kind;
 	int size;            /* bytes this value occupies in BPF memory */
-	bool is_signed;      /* TYPE_INT, and the value of TYPE_SUM/MIN/MAX/AVG/STATS */
+	bool is_signed;      /* TYPE_INT, and the value of sum/min/max/avg/stats */
+	/* TYPE_AGGREGATION: which one, and everything about it */
+	const struct aggregation *aggregation;
 	/* TYPE_INT from syscall_name() etc.: printed as a name (common/names.h) */
 	const struct int_names *int_names;
+	/* TYPE_INT from strftime(): boot-time nanoseconds printed with this format */
+	char *strftime_format;
 
 	/* TYPE_TUPLE, TYPE_RECORD */
 	int field_count;
@@ -90,9 +88,9 @@ struct type {
 	struct type *pointee;
 	bool is_user_pointer; /* read with probe_read_user rather than _kernel */
 
-	/* TYPE_HIST: log2 buckets split into 2^hist_bits linear parts (0 = plain log2) */
+	/* hist(): log2 buckets split into 2^hist_bits linear parts (0 = plain log2) */
 	int hist_bits;
-	/* TYPE_LHIST */
+	/* lhist() */
 	int64_t lhist_min, lhist_max, lhist_step;
 
 	/* TYPE_STRING from a char array field that is __data_loc (tracepoints) */
@@ -122,7 +120,7 @@ struct type *type_string(int size);
 struct type *type_pointer(struct type *pointee, bool is_user);
 /* Builds a tuple from element types, computing 8-aligned offsets. */
 struct type *type_tuple(struct type **elements, int count);
-struct type *type_aggregation(enum type_kind kind, bool is_signed);
+struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed);
 /* A signed 64-bit integer printed through a name table (names.h). */
 struct type *type_named_int(const struct int_names *names);
 /* The type of an integer inside maps, tuples and records: 8 bytes, its
@@ -133,6 +131,7 @@ struct type *type_widened(struct type *type);
 void type_free_all(void);
 
 bool type_is_aggregation(const struct type *type);
+bool type_is_bucketed(const struct type *type);  /* hist, lhist: keys carry a bucket */
 bool type_is_integer_like(const struct type *type); /* int or pointer */
 bool type_equal(const struct type *a, const struct type *b);
 /* Size inside maps/records: ints widen to 8, others keep their size. */

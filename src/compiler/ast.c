@@ -311,3 +311,11 @@ void ast_dump(const struct ast *ast, FILE *out)
 {
 	ast_dump_list(ast->probes, out, 0);
 }
+
+int ast_list_length(const struct node *list)
+{
+	int count = 0;
+	for (; list; list = list->next)
+		count++;
+	return count;
+}

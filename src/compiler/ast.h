@@ -17,6 +17,9 @@
 #include "../common/diag.h"
 #include "../common/types.h"
 
+struct function_def;
+struct variable_def;
+
 enum node_kind {
 	/* ---- top level ---- */
 	NODE_PROBE,            /* action block: specs = NODE_PROBE_SPEC list, predicate (or NULL), body */
@@ -99,7 +102,9 @@ struct node {
 	int map_id;               /* NODE_MAP: index in program.maps */
 	int var_id;               /* NODE_VAR: index of the scratch variable in its probe */
 	int event_id;             /* NODE_CALL that sends a ring-buffer event */
-	int func_id;              /* NODE_CALL: index in the function table (functions.h) */
+	const struct function_def *function; /* NODE_CALL: its record (builtins/builtins.h) */
+	const struct variable_def *variable; /* NODE_BUILTIN naming a builtin variable; its
+					      * number (arg3) is in int_value */
 	int check_id;             /* NODE_BINARY, NODE_ASSIGN: a divisor known only at run time:
 				   * 1 + index in program.zero_divisors; 0 = none */
 	bool warned;              /* a warning about this node was given (a block is checked
@@ -127,6 +132,8 @@ void ast_free(struct ast *ast);
 void ast_dump(const struct ast *ast, FILE *out);
 const char *node_kind_name(enum node_kind kind);
 const char *op_spelling(enum op op);  /* "+", "==", "++", ... */
+/* How many nodes a list (arguments, keys, statements) chains through `next`. */
+int ast_list_length(const struct node *list);
 
 /* Parses source into *ast. Returns 0, or -1 after reporting errors to diag. */
 int parse_program(const struct source *source, struct ast *ast, struct diag *diag);

@@ -13,41 +13,26 @@
  * atomics), and insert a fresh value only on a miss — one map operation per
  * event on the hot path.
  */
-#include "codegen.h"
+#include "codegen_internal.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "functions.h"
+#include "../aggregations/aggregation.h"
+#include "builtins/builtins.h"
 
 #define CTX_REG_ARG BPF_REG_1
 
-static struct value gen_expr(struct codegen *gen, struct node *node);
 static void gen_stmts(struct codegen *gen, struct node *list);
-
-static struct value value_reg(int reg, struct type *type)
-{
-	return (struct value){ .kind = VALUE_REG, .reg = reg, .type = type };
-}
-
-static struct value value_stack(int offset, struct type *type)
-{
-	return (struct value){ .kind = VALUE_STACK, .stack_offset = offset, .type = type };
-}
-
-static struct value value_none(void)
-{
-	return (struct value){ .kind = VALUE_NONE, .type = type_void() };
-}
 
 static int round8(int size)
 {
 	return (size + 7) & ~7;
 }
 
-static int stack_alloc(struct codegen *gen, int size)
+int gen_stack_alloc(struct codegen *gen, int size)
 {
 	int offset = ir_stack_alloc(&gen->fn, round8(size));
 	if (gen->fn.stack_size > gen->stack_high)
@@ -57,22 +42,8 @@ static int stack_alloc(struct codegen *gen, int size)
 
 /* ---- helper calls ---- */
 
-/* A helper argument, materialised straight into r1-r5 right before the call
- * so no virtual register is spent on constants, stack addresses or maps. */
-enum helper_arg_kind { HELPER_ARG_REG, HELPER_ARG_IMM, HELPER_ARG_STACK, HELPER_ARG_MAP };
-
-struct helper_arg {
-	enum helper_arg_kind kind;
-	int64_t value;
-};
-
-#define ARG_REG(r) ((struct helper_arg){ HELPER_ARG_REG, (r) })
-#define ARG_IMM(v) ((struct helper_arg){ HELPER_ARG_IMM, (v) })
-#define ARG_STACK(o) ((struct helper_arg){ HELPER_ARG_STACK, (o) })
-#define ARG_MAP(id) ((struct helper_arg){ HELPER_ARG_MAP, (id) })
-
 /* Sets up r1-r5, calls, and returns r0 copied into a fresh virtual register. */
-static int call_helper(struct codegen *gen, int helper, const struct helper_arg *args, int count)
+int gen_call_helper(struct codegen *gen, int helper, const struct helper_arg *args, int count)
 {
 	for (int i = 0; i < count; i++) {
 		int reg = BPF_REG_1 + i;
@@ -98,44 +69,44 @@ static int call_helper(struct codegen *gen, int helper, const struct helper_arg 
 	return result;
 }
 
-static int const_reg(struct codegen *gen, int64_t value)
+int gen_const_reg(struct codegen *gen, int64_t value)
 {
 	int reg = ir_new_vreg(&gen->fn);
 	ir_mov_imm(&gen->fn, reg, value);
 	return reg;
 }
 
-static int map_lookup(struct codegen *gen, int map_id, int key_offset)
+int gen_map_lookup(struct codegen *gen, int map_id, int key_offset)
 {
 	struct helper_arg args[2] = { ARG_MAP(map_id), ARG_STACK(key_offset) };
-	return call_helper(gen, BPF_FUNC_map_lookup_elem, args, 2);
+	return gen_call_helper(gen, BPF_FUNC_map_lookup_elem, args, 2);
 }
 
-static void count_lost(struct codegen *gen, int slot);
+void gen_count_lost(struct codegen *gen, int slot);
 
 /* An update the kernel refuses (the map is full) is counted, so the
  * runtime can say data was dropped instead of losing it silently. */
-static void map_update(struct codegen *gen, int map_id, int key_offset, int value_offset)
+void gen_map_update(struct codegen *gen, int map_id, int key_offset, int value_offset)
 {
 	struct helper_arg args[4] = { ARG_MAP(map_id), ARG_STACK(key_offset), ARG_STACK(value_offset),
 				      ARG_IMM(BPF_ANY) };
-	int result = call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
+	int result = gen_call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
 	int stored = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, stored);
-	count_lost(gen, 1);
+	gen_count_lost(gen, 1);
 	ir_label(&gen->fn, stored);
 }
 
 /* ---- memory helpers ---- */
 
-static void zero_stack(struct codegen *gen, int offset, int size)
+void gen_zero_stack(struct codegen *gen, int offset, int size)
 {
 	for (int at = 0; at < round8(size); at += 8)
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + at), 0);
 }
 
 /* Copies size bytes (rounded up to 8) between two bases+offsets. */
-static void copy_memory(struct codegen *gen, int dst_base, int dst_offset, int src_base,
+void gen_copy_memory(struct codegen *gen, int dst_base, int dst_offset, int src_base,
 			int src_offset, int size)
 {
 	int temp = ir_new_vreg(&gen->fn);
@@ -146,7 +117,7 @@ static void copy_memory(struct codegen *gen, int dst_base, int dst_offset, int s
 }
 
 /* Loads `size` bytes at base+off into a register, sign-extending if asked. */
-static int load_int(struct codegen *gen, int base, int offset, int size, bool is_signed)
+int gen_load_int(struct codegen *gen, int base, int offset, int size, bool is_signed)
 {
 	int reg = ir_new_vreg(&gen->fn);
 	ir_load(&gen->fn, size, reg, base, (int16_t)offset);
@@ -158,7 +129,7 @@ static int load_int(struct codegen *gen, int base, int offset, int size, bool is
 }
 
 /* Truncates/extends a register to an integer type, C style. */
-static void convert_int(struct codegen *gen, int reg, const struct type *type)
+void gen_convert_int(struct codegen *gen, int reg, const struct type *type)
 {
 	if (type->kind != TYPE_INT || type->size >= 8)
 		return;
@@ -168,7 +139,7 @@ static void convert_int(struct codegen *gen, int reg, const struct type *type)
 }
 
 /* Writes a value into a storage slot of slot_type (8-byte ints, padded strings). */
-static void store_value(struct codegen *gen, struct value value, int base, int offset,
+void gen_store_value(struct codegen *gen, struct value value, int base, int offset,
 			const struct type *slot_type)
 {
 	if (value.kind == VALUE_REG) {
@@ -185,7 +156,7 @@ static void store_value(struct codegen *gen, struct value value, int base, int o
 		ir_mov(&gen->fn, dst, base);
 		ir_alu_imm(&gen->fn, BPF_ADD, dst, offset);
 		struct helper_arg args[3] = { ARG_REG(dst), ARG_IMM(value.type->size), ARG_REG(value.reg) };
-		call_helper(gen, value.is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
+		gen_call_helper(gen, value.is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
 			    args, 3);
 		return;
 	}
@@ -198,13 +169,13 @@ static void store_value(struct codegen *gen, struct value value, int base, int o
 			struct type *field = value.type->fields[i].type;
 			struct value part;
 			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER) {
-				part = value_reg(load_int(gen, BPF_REG_10,
+				part = value_reg(gen_load_int(gen, BPF_REG_10,
 							  value.stack_offset + value.type->fields[i].offset, 8, false),
 						 field);
 			} else {
 				part = value_stack(value.stack_offset + value.type->fields[i].offset, field);
 			}
-			store_value(gen, part, base, offset + slot_type->fields[i].offset,
+			gen_store_value(gen, part, base, offset + slot_type->fields[i].offset,
 				    slot_type->fields[i].type);
 		}
 		return;
@@ -212,23 +183,23 @@ static void store_value(struct codegen *gen, struct value value, int base, int o
 	int src_size = round8(value.type->size);
 	int dst_size = slot_type ? round8(type_storage_size(slot_type)) : src_size;
 	int copy = src_size < dst_size ? src_size : dst_size;
-	copy_memory(gen, base, offset, BPF_REG_10, value.stack_offset, copy);
+	gen_copy_memory(gen, base, offset, BPF_REG_10, value.stack_offset, copy);
 	for (int at = copy; at < dst_size; at += 8)
 		ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + at), 0);
 }
 
 /* Materialises a value in a fresh stack slot (for helpers needing a pointer). */
-static int value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
+static int gen_value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
 {
 	if (value.kind == VALUE_STACK && (!slot_type || type_equal(value.type, slot_type)))
 		return value.stack_offset;
 	int size = slot_type ? type_storage_size(slot_type) : type_storage_size(value.type);
-	int offset = stack_alloc(gen, size);
-	store_value(gen, value, BPF_REG_10, offset, slot_type ? slot_type : value.type);
+	int offset = gen_stack_alloc(gen, size);
+	gen_store_value(gen, value, BPF_REG_10, offset, slot_type ? slot_type : value.type);
 	return offset;
 }
 
-static int value_to_reg(struct codegen *gen, struct value value)
+int gen_value_to_reg(struct codegen *gen, struct value value)
 {
 	if (value.kind == VALUE_REG)
 		return value.reg;
@@ -239,53 +210,53 @@ static int value_to_reg(struct codegen *gen, struct value value)
 
 /* ---- map keys ---- */
 
-static bool has_bucket(const struct map_desc *map)
+bool gen_map_has_bucket(const struct map_desc *map)
 {
-	return map->value_type && (map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST);
+	return type_is_bucketed(map->value_type);
 }
 
-static int user_key_size(const struct map_desc *map)
+int gen_user_key_size(const struct map_desc *map)
 {
 	return map->key_type ? round8(type_storage_size(map->key_type)) : 0;
 }
 
 /* Builds the BPF key for @m[keys] on the stack; a hist/lhist bucket slot
  * follows the user key and is left for the caller to fill. */
-static int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map)
+int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map)
 {
 	if (!map_node->args) {
-		int key_offset = stack_alloc(gen, map->key_size);
+		int key_offset = gen_stack_alloc(gen, map->key_size);
 		/* a hist/lhist key without a user key is just the bucket, written next */
-		if (!has_bucket(map))
-			zero_stack(gen, key_offset, map->key_size);
+		if (!gen_map_has_bucket(map))
+			gen_zero_stack(gen, key_offset, map->key_size);
 		return key_offset;
 	}
 	if (!map->key_is_multi) {
 		struct value key = gen_expr(gen, map_node->args);
 		/* a fresh string of exactly the key's size can serve as the key itself */
-		if (key.kind == VALUE_STACK && !has_bucket(map) && type_equal(key.type, map->key_type) &&
+		if (key.kind == VALUE_STACK && !gen_map_has_bucket(map) && type_equal(key.type, map->key_type) &&
 		    round8(key.type->size) == (int)map->key_size)
 			return key.stack_offset;
-		int key_offset = stack_alloc(gen, map->key_size);
-		store_value(gen, key, BPF_REG_10, key_offset, map->key_type);
+		int key_offset = gen_stack_alloc(gen, map->key_size);
+		gen_store_value(gen, key, BPF_REG_10, key_offset, map->key_type);
 		return key_offset;
 	}
-	int key_offset = stack_alloc(gen, map->key_size);
+	int key_offset = gen_stack_alloc(gen, map->key_size);
 	int index = 0;
 	for (struct node *key = map_node->args; key; key = key->next, index++) {
 		struct type_field *field = &map->key_type->fields[index];
-		store_value(gen, gen_expr(gen, key), BPF_REG_10, key_offset + field->offset, field->type);
+		gen_store_value(gen, gen_expr(gen, key), BPF_REG_10, key_offset + field->offset, field->type);
 	}
 	return key_offset;
 }
 
 /* ---- lost-event accounting and ring-buffer records ---- */
 
-static void count_lost(struct codegen *gen, int slot)
+void gen_count_lost(struct codegen *gen, int slot)
 {
-	int key = stack_alloc(gen, 8);
+	int key = gen_stack_alloc(gen, 8);
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, slot);
-	int pointer = map_lookup(gen, gen->program->lost_map_id, key);
+	int pointer = gen_map_lookup(gen, gen->program->lost_map_id, key);
 	int done = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, done);
 	int count = ir_new_vreg(&gen->fn);
@@ -295,27 +266,27 @@ static void count_lost(struct codegen *gen, int slot)
 	ir_label(&gen->fn, done);
 }
 
-static const struct event_desc *event_of(struct codegen *gen, struct node *call)
+const struct event_desc *gen_event_of(struct codegen *gen, struct node *call)
 {
 	return &gen->program->events.items[call->event_id - 1];
 }
 
 /* bpf_ringbuf_output() of the record at `record`; returns its result. */
-static int output_record(struct codegen *gen, struct helper_arg record, int size)
+int gen_output_record(struct codegen *gen, struct helper_arg record, int size)
 {
 	struct helper_arg args[4] = { ARG_MAP(gen->program->ringbuf_map_id), record,
 				      ARG_IMM(size), ARG_IMM(0) };
-	return call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
+	return gen_call_helper(gen, BPF_FUNC_ringbuf_output, args, 4);
 }
 
 /* Sends the record at `record` (on the stack, or a register pointing into
  * the scratch buffer); a full ring buffer counts the record as lost. */
-static void send_record(struct codegen *gen, struct helper_arg record, int size)
+void gen_send_record(struct codegen *gen, struct helper_arg record, int size)
 {
-	int result = output_record(gen, record, size);
+	int result = gen_output_record(gen, record, size);
 	int sent = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
-	count_lost(gen, 0);
+	gen_count_lost(gen, 0);
 	ir_label(&gen->fn, sent);
 }
 
@@ -338,15 +309,9 @@ struct map_copy {
 /* A key that cannot change between two arguments of one record. */
 static bool is_stable_key(const struct node *key)
 {
-	static const char *const stable[] = { "pid", "tid", "uid", "gid", "cpu", "cgroup" };
 	if (key->is_constant && key->type && key->type->kind == TYPE_INT)
 		return true;
-	if (key->kind != NODE_BUILTIN)
-		return false;
-	for (size_t i = 0; i < sizeof(stable) / sizeof(stable[0]); i++)
-		if (strcmp(key->name, stable[i]) == 0)
-			return true;
-	return false;
+	return key->kind == NODE_BUILTIN && key->variable && key->variable->is_stable;
 }
 
 static bool same_element(const struct node *a, const struct node *b)
@@ -397,7 +362,7 @@ static void map_copy_flush(struct codegen *gen, struct map_copy *copy, int base)
 	ir_mov(&gen->fn, src, copy->pointer);
 	ir_alu_imm(&gen->fn, BPF_ADD, src, copy->src_offset);
 	struct helper_arg args[3] = { ARG_REG(dst), ARG_IMM(copy->size), ARG_REG(src) };
-	call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+	gen_call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
 	copy->map = NULL;
 }
 
@@ -414,9 +379,9 @@ static void map_copy_add(struct codegen *gen, struct map_copy *copy, int base,
 	if (pointer < 0) {
 		struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 		int key = gen_map_key(gen, (struct node *)map_node, map);
-		int found = map_lookup(gen, map->id, key);
+		int found = gen_map_lookup(gen, map->id, key);
 		/* a null-checked copy, so the verifier lets the offset be added */
-		pointer = const_reg(gen, 0);
+		pointer = gen_const_reg(gen, 0);
 		int missing = ir_new_label(&gen->fn);
 		ir_jump_if_imm(&gen->fn, BPF_JEQ, found, 0, missing);
 		ir_mov(&gen->fn, pointer, found);
@@ -435,25 +400,25 @@ static void map_copy_add(struct codegen *gen, struct map_copy *copy, int base,
 
 /* A record with the event index and the values of `arg_nodes` at the
  * offsets sema chose. */
-static void send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
+void gen_send_event(struct codegen *gen, struct node *call, struct node *arg_nodes)
 {
-	const struct event_desc *event = event_of(gen, call);
+	const struct event_desc *event = gen_event_of(gen, call);
 	/* A record too big for the stack (a tool's line with many strings) is
 	 * built in the per-CPU scratch buffer. Either way it is built one
 	 * argument at a time, so the stack holds one argument's temporaries. */
 	bool in_scratch = event->record_size > EVENT_STACK_RECORD_MAX;
 	int base = BPF_REG_10, record = 0, skip = -1;
 	if (in_scratch) {
-		int key = stack_alloc(gen, 8);
+		int key = gen_stack_alloc(gen, 8);
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
-		base = map_lookup(gen, gen->program->scratch_map_id, key);
+		base = gen_map_lookup(gen, gen->program->scratch_map_id, key);
 		skip = ir_new_label(&gen->fn);
 		ir_jump_if_imm(&gen->fn, BPF_JEQ, base, 0, skip);
 	} else {
-		record = stack_alloc(gen, event->record_size);
+		record = gen_stack_alloc(gen, event->record_size);
 	}
 	/* no zeroing: the index and every argument slot are written in full
-	 * (store_value pads strings), so no stale byte reaches user space */
+	 * (gen_store_value pads strings), so no stale byte reaches user space */
 	ir_store_imm(&gen->fn, 8, base, (int16_t)record, call->event_id - 1);
 	struct node *arg = arg_nodes;
 	struct map_copy copy = { 0 };
@@ -470,33 +435,31 @@ static void send_event(struct codegen *gen, struct node *call, struct node *arg_
 			gen->fn.stack_size = watermark;
 			continue;
 		}
-		struct value value = arg->kind == NODE_CALL && strcmp(arg->name, "strftime") == 0
-					     ? gen_expr(gen, arg->args->next)
-					     : gen_expr(gen, arg);
-		store_value(gen, value, base, record + event->args[i].offset, event->args[i].type);
+		struct value value = gen_expr(gen, arg);
+		gen_store_value(gen, value, base, record + event->args[i].offset, event->args[i].type);
 		/* the argument is in the record now: its temporaries are free */
 		gen->fn.stack_size = watermark;
 	}
 	map_copy_flush(gen, &copy, base);
 	if (!in_scratch) {
-		send_record(gen, ARG_STACK(record), event->record_size);
+		gen_send_record(gen, ARG_STACK(record), event->record_size);
 		return;
 	}
-	send_record(gen, ARG_REG(base), event->record_size);
+	gen_send_record(gen, ARG_REG(base), event->record_size);
 	ir_label(&gen->fn, skip);
 }
 
 /* ---- builtins ---- */
 
-static int helper_value(struct codegen *gen, int helper)
+int gen_helper_value(struct codegen *gen, int helper)
 {
-	return call_helper(gen, helper, NULL, 0);
+	return gen_call_helper(gen, helper, NULL, 0);
 }
 
-static struct value gen_string_constant(struct codegen *gen, const char *text, int length, struct type *type)
+struct value gen_string_constant(struct codegen *gen, const char *text, int length, struct type *type)
 {
 	int size = type->size;
-	int offset = stack_alloc(gen, size);
+	int offset = gen_stack_alloc(gen, size);
 	for (int at = 0; at < round8(size); at += 8) {
 		uint64_t chunk = 0;
 		for (int i = 0; i < 8; i++)
@@ -513,160 +476,12 @@ static struct value gen_string_constant(struct codegen *gen, const char *text, i
 	return value_stack(offset, type);
 }
 
-static int config_field(struct codegen *gen, int field_offset)
-{
-	int key = stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
-	int pointer = map_lookup(gen, gen->program->config_map_id, key);
-	int result = const_reg(gen, 0);
-	int missing = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
-	ir_load(&gen->fn, 8, result, pointer, (int16_t)field_offset);
-	ir_label(&gen->fn, missing);
-	return result;
-}
-
-/* An argument the provider located in pt_regs, in the traced process's
- * memory, or as a constant (USDT), converted to its size and signedness. */
-static int read_arg_location(struct codegen *gen, const struct arg_location *location)
-{
-	struct type *type = type_int(location->size ? location->size : 8, location->is_signed);
-	if (location->kind == ARG_LOCATION_CONSTANT)
-		return const_reg(gen, location->displacement);
-	if (location->kind == ARG_LOCATION_SAVED_REGISTER) {
-		int address = load_int(gen, gen->ctx_reg, 0, 8, false);
-		ir_alu_imm(&gen->fn, BPF_ADD, address, location->register_offset);
-		int slot = stack_alloc(gen, 8);
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
-		struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(8), ARG_REG(address) };
-		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
-		int value = load_int(gen, BPF_REG_10, slot, 8, false);
-		convert_int(gen, value, type);
-		return value;
-	}
-	int value = load_int(gen, gen->ctx_reg, location->register_offset, 8, false);
-	if (location->kind == ARG_LOCATION_REGISTER) {
-		convert_int(gen, value, type);
-		return value;
-	}
-	if (location->index_offset >= 0) {
-		int index = load_int(gen, gen->ctx_reg, location->index_offset, 8, false);
-		if (location->scale > 1)
-			ir_alu_imm(&gen->fn, BPF_MUL, index, location->scale);
-		ir_alu(&gen->fn, BPF_ADD, value, index);
-	}
-	if (location->displacement)
-		ir_alu_imm(&gen->fn, BPF_ADD, value, (int32_t)location->displacement);
-	int slot = stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
-	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(type->size), ARG_REG(value) };
-	call_helper(gen, BPF_FUNC_probe_read_user, args, 3);
-	return load_int(gen, BPF_REG_10, slot, type->size, type->is_signed);
-}
-
-static struct value gen_builtin(struct codegen *gen, struct node *node)
-{
-	const char *name = node->name;
-	struct type *type = node->type;
-	int reg;
-	if (strcmp(name, "pid") == 0 || strcmp(name, "tid") == 0) {
-		if (gen->pid_tgid_reg >= 0 && !gen->in_callback) {
-			reg = ir_new_vreg(&gen->fn);
-			ir_mov(&gen->fn, reg, gen->pid_tgid_reg);
-		} else {
-			reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
-		}
-		if (name[0] == 'p') {
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		} else {
-			ir_alu_imm(&gen->fn, BPF_LSH, reg, 32);
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		}
-		return value_reg(reg, type);
-	}
-	if (strcmp(name, "uid") == 0 || strcmp(name, "gid") == 0) {
-		reg = helper_value(gen, BPF_FUNC_get_current_uid_gid);
-		if (name[0] == 'g') {
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		} else {
-			ir_alu_imm(&gen->fn, BPF_LSH, reg, 32);
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 32);
-		}
-		return value_reg(reg, type);
-	}
-	if (strcmp(name, "nsecs") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_ktime_get_ns), type);
-	if (strcmp(name, "elapsed") == 0) {
-		int start = config_field(gen, offsetof(struct program_config, start_ns));
-		reg = helper_value(gen, BPF_FUNC_ktime_get_ns);
-		ir_alu(&gen->fn, BPF_SUB, reg, start);
-		return value_reg(reg, type);
-	}
-	if (strcmp(name, "cpu") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_get_smp_processor_id), type);
-	if (strcmp(name, "numaid") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_get_numa_node_id), type);
-	if (strcmp(name, "cgroup") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_get_current_cgroup_id), type);
-	if (strcmp(name, "curtask") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_get_current_task), type);
-	if (strcmp(name, "rand") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_get_prandom_u32), type);
-	if (strcmp(name, "jiffies") == 0)
-		return value_reg(helper_value(gen, BPF_FUNC_jiffies64), type);
-	if (strcmp(name, "cpid") == 0)
-		return value_reg(const_reg(gen, gen->sema->options->child_pid), type);
-	if (strcmp(name, "comm") == 0) {
-		/* zeroed first: kernels before 6.x do not pad the name with NULs,
-		 * and bytes after the NUL would make equal names different keys */
-		int offset = stack_alloc(gen, 16);
-		zero_stack(gen, offset, 16);
-		struct helper_arg args[2] = { ARG_STACK(offset), ARG_IMM(16) };
-		call_helper(gen, BPF_FUNC_get_current_comm, args, 2);
-		return value_stack(offset, type);
-	}
-	if (strcmp(name, "probe") == 0)
-		return gen_string_constant(gen, gen->point->name, (int)strlen(gen->point->name), type);
-	if (strcmp(name, "func") == 0) {
-		const char *function = gen->point->function ? gen->point->function : "";
-		return gen_string_constant(gen, function, (int)strlen(function), type);
-	}
-	if (strcmp(name, "retval") == 0) {
-		/* fexit: the return value follows the arguments in the u64 array */
-		if (gen->point->args_access == ARGS_U64_ARRAY) {
-			reg = load_int(gen, gen->ctx_reg, gen->point->arg_count * 8, 8, false);
-			convert_int(gen, reg, type);
-			return value_reg(reg, type);
-		}
-		return value_reg(read_arg_location(gen, &gen->point->retval_location), type);
-	}
-	if (strncmp(name, "arg", 3) == 0) {
-		int index = atoi(name + 3);
-		if (gen->point->args_access == ARGS_U64_ARRAY)
-			return value_reg(load_int(gen, gen->ctx_reg, index * 8, 8, false), type);
-		if (gen->point->args_access == ARGS_PT_REGS && index < gen->point->arg_count)
-			return value_reg(read_arg_location(gen, &gen->point->arg_locations[index]), type);
-	}
-	return value_reg(const_reg(gen, 0), type_int(8, true));
-}
-
 /* ---- field access on a tracepoint's args ---- */
-
-static struct value gen_read_kernel_string(struct codegen *gen, int address_reg, int size,
-					   bool is_user, struct type *type)
-{
-	int offset = stack_alloc(gen, size);
-	zero_stack(gen, offset, size);
-	struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(address_reg) };
-	call_helper(gen, is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str,
-		    args, 3);
-	return value_stack(offset, type);
-}
 
 /* Reads an object of `type` at the address in `address`: integers and
  * pointers are read into registers, character arrays into a zeroed string
  * buffer; structs and other arrays stay addresses until a field is chosen. */
-static struct value read_memory(struct codegen *gen, int address, struct type *type, bool is_user,
+struct value gen_read_memory(struct codegen *gen, int address, struct type *type, bool is_user,
 				const struct type_field *bitfield)
 {
 	int read_helper = is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel;
@@ -675,25 +490,25 @@ static struct value read_memory(struct codegen *gen, int address, struct type *t
 		return value;
 	}
 	if (type->kind == TYPE_STRING) {
-		int offset = stack_alloc(gen, type->size);
-		zero_stack(gen, offset, type->size);
+		int offset = gen_stack_alloc(gen, type->size);
+		gen_zero_stack(gen, offset, type->size);
 		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(address) };
-		call_helper(gen, read_helper, args, 3);
+		gen_call_helper(gen, read_helper, args, 3);
 		return value_stack(offset, type);
 	}
 	int size = type->kind == TYPE_INT ? type->size : 8;
-	int slot = stack_alloc(gen, 8);
+	int slot = gen_stack_alloc(gen, 8);
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
 	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(size), ARG_REG(address) };
-	call_helper(gen, read_helper, args, 3);
+	gen_call_helper(gen, read_helper, args, 3);
 	bool is_signed = type->kind == TYPE_INT && type->is_signed;
 	if (bitfield && bitfield->bitfield_bits) {
-		int reg = load_int(gen, BPF_REG_10, slot, 8, false);
+		int reg = gen_load_int(gen, BPF_REG_10, slot, 8, false);
 		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - bitfield->bitfield_offset - bitfield->bitfield_bits);
 		ir_alu_imm(&gen->fn, is_signed ? BPF_ARSH : BPF_RSH, reg, 64 - bitfield->bitfield_bits);
 		return value_reg(reg, type);
 	}
-	return value_reg(load_int(gen, BPF_REG_10, slot, size, is_signed), type);
+	return value_reg(gen_load_int(gen, BPF_REG_10, slot, size, is_signed), type);
 }
 
 /* Fields of a struct reached through a pointer or by value, in memory. */
@@ -711,18 +526,18 @@ static struct value gen_memory_field(struct codegen *gen, struct node *node)
 		struct type *pointer = node->lhs->type;
 		record = pointer->pointee;
 		is_user = pointer->is_user_pointer;
-		address = value_to_reg(gen, base);
+		address = gen_value_to_reg(gen, base);
 	}
 	struct type_field *field = NULL;
 	for (int i = 0; record && i < record->field_count; i++)
 		if (record->fields[i].name && strcmp(record->fields[i].name, node->name) == 0)
 			field = &record->fields[i];
 	if (!field)
-		return value_reg(const_reg(gen, 0), node->type);
+		return value_reg(gen_const_reg(gen, 0), node->type);
 	int field_address = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, field_address, address);
 	ir_alu_imm(&gen->fn, BPF_ADD, field_address, field->offset);
-	return read_memory(gen, field_address, node->type, is_user, field);
+	return gen_read_memory(gen, field_address, node->type, is_user, field);
 }
 
 /* p[i] and a[i]: element i of a pointer's target or of an array in memory
@@ -734,7 +549,7 @@ static struct value gen_index(struct codegen *gen, struct node *node)
 	    (node->type->kind == TYPE_INT || node->type->kind == TYPE_POINTER)) {
 		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
 		int at = base.stack_offset + (int)node->rhs->const_value * size;
-		return value_reg(load_int(gen, BPF_REG_10, at, size,
+		return value_reg(gen_load_int(gen, BPF_REG_10, at, size,
 					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
 	}
 	if (base.kind == VALUE_STACK) {
@@ -746,93 +561,34 @@ static struct value gen_index(struct codegen *gen, struct node *node)
 	bool is_user = base.kind == VALUE_ADDRESS ? base.is_user
 			: node->lhs->type->kind == TYPE_POINTER && node->lhs->type->is_user_pointer;
 	int address = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, address, base.kind == VALUE_ADDRESS ? base.reg : value_to_reg(gen, base));
-	int index = value_to_reg(gen, gen_expr(gen, node->rhs));
+	ir_mov(&gen->fn, address, base.kind == VALUE_ADDRESS ? base.reg : gen_value_to_reg(gen, base));
+	int index = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
 	int element_size = node->type->size > 0 ? node->type->size : 1;
 	int scaled = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, scaled, index);
 	if (element_size > 1)
 		ir_alu_imm(&gen->fn, BPF_MUL, scaled, element_size);
 	ir_alu(&gen->fn, BPF_ADD, address, scaled);
-	return read_memory(gen, address, node->type, is_user, NULL);
+	return gen_read_memory(gen, address, node->type, is_user, NULL);
 }
 
+/* v.field: a builtin variable may read its fields itself (args from the
+ * probe's context); everything else is a struct in memory. */
 static struct value gen_field(struct codegen *gen, struct node *node)
 {
-	bool on_args = node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "args") == 0;
-	if (!on_args)
-		return gen_memory_field(gen, node);
-	if (gen->point->args_access == ARGS_U64_ARRAY) {
-		/* raw tracepoints and fentry: each argument is one u64 slot of the context */
-		struct type *record = gen->point->args_type;
-		for (int i = 0; record && i < record->field_count; i++) {
-			if (strcmp(record->fields[i].name, node->name) != 0)
-				continue;
-			int reg = load_int(gen, gen->ctx_reg, record->fields[i].offset, 8, false);
-			convert_int(gen, reg, node->type);
-			return value_reg(reg, node->type);
-		}
-		return value_reg(const_reg(gen, 0), node->type);
-	}
-	if (gen->point->args_access == ARGS_LOCATED_RECORD) {
-		/* the provider says where each field of the record really is */
-		struct type *record = gen->point->args_type;
-		for (int i = 0; record && i < record->field_count && i < gen->point->arg_count; i++) {
-			if (strcmp(record->fields[i].name, node->name) != 0)
-				continue;
-			int reg = read_arg_location(gen, &gen->point->arg_locations[i]);
-			convert_int(gen, reg, node->type);
-			return value_reg(reg, node->type);
-		}
-		return value_reg(const_reg(gen, 0), node->type);
-	}
-	if (gen->point->args_access != ARGS_CTX_RECORD)
-		return value_reg(const_reg(gen, 0), node->type);
-	struct type *record = gen->point->args_type;
-	struct type_field *field = NULL;
-	for (int i = 0; i < record->field_count; i++)
-		if (strcmp(record->fields[i].name, node->name) == 0)
-			field = &record->fields[i];
-	if (!field)
-		return value_reg(const_reg(gen, 0), node->type);
-	struct type *type = field->type;
-	if (type->kind == TYPE_STRING && type->is_data_loc) {
-		/* __data_loc: a u32 whose low half is the string's offset in the record */
-		int location = load_int(gen, gen->ctx_reg, field->offset, 4, false);
-		ir_alu_imm(&gen->fn, BPF_AND, location, 0xffff);
-		ir_alu(&gen->fn, BPF_ADD, location, gen->ctx_reg);
-		struct type *string = type_string(gen->sema->options->max_strlen);
-		return gen_read_kernel_string(gen, location, string->size, false, string);
-	}
-	if (type->kind == TYPE_STRING) {
-		int offset = stack_alloc(gen, type->size);
-		zero_stack(gen, offset, type->size);
-		int source = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, source, gen->ctx_reg);
-		ir_alu_imm(&gen->fn, BPF_ADD, source, field->offset);
-		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(source) };
-		call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
-		return value_stack(offset, type);
-	}
-	if (type->kind == TYPE_ARRAY) {
-		/* an address in the record, like an array in kernel memory */
-		int address = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, address, gen->ctx_reg);
-		ir_alu_imm(&gen->fn, BPF_ADD, address, field->offset);
-		return read_memory(gen, address, type, false, NULL);
-	}
-	int size = type->kind == TYPE_INT ? type->size : 8;
-	return value_reg(load_int(gen, gen->ctx_reg, field->offset, size,
-				  type->kind == TYPE_INT && type->is_signed), type);
+	const struct variable_def *variable = node->lhs->kind == NODE_BUILTIN ? node->lhs->variable : NULL;
+	if (variable && variable->generate_field)
+		return variable->generate_field(gen, node);
+	return gen_memory_field(gen, node);
 }
 
 /* ---- operators ---- */
 
 /* Signed division and remainder with C's truncation toward zero, built from
  * BPF's unsigned ones (older kernels have no signed divide). */
-static void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder)
+void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder)
 {
-	int negate = const_reg(gen, 0);
+	int negate = gen_const_reg(gen, 0);
 	int positive_a = ir_new_label(&gen->fn), positive_b = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JSGE, dividend, 0, positive_a);
 	ir_alu_imm(&gen->fn, BPF_NEG, dividend, 0);
@@ -872,7 +628,7 @@ static int jump_op_for(enum op op, bool is_signed)
  * time (arrays). Result 1 when equal. */
 static int gen_memory_equal(struct codegen *gen, int a_offset, int b_offset, int size)
 {
-	int result = const_reg(gen, 0);
+	int result = gen_const_reg(gen, 0);
 	int differ = ir_new_label(&gen->fn);
 	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
 	for (int at = 0; at < round8(size); at += 8) {
@@ -886,9 +642,9 @@ static int gen_memory_equal(struct codegen *gen, int a_offset, int b_offset, int
 }
 
 /* Compares two strings up to the first NUL of the shorter type. Result 1 when equal. */
-static int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit)
+int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit)
 {
-	int result = const_reg(gen, 0);
+	int result = gen_const_reg(gen, 0);
 	int differ = ir_new_label(&gen->fn), equal = ir_new_label(&gen->fn);
 	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
 	for (int i = 0; i < limit; i++) {
@@ -909,19 +665,19 @@ static struct value gen_logical(struct codegen *gen, struct node *node)
 {
 	/* `1 && x` and `0 || x` (sema folded the rest): only x's truth is left */
 	if (is_known(node->lhs, node->op == OP_LAND)) {
-		int right = value_to_reg(gen, gen_expr(gen, node->rhs));
-		int truth = const_reg(gen, 1);
+		int right = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
+		int truth = gen_const_reg(gen, 1);
 		int done = ir_new_label(&gen->fn);
 		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, done);
 		ir_mov_imm(&gen->fn, truth, 0);
 		ir_label(&gen->fn, done);
 		return value_reg(truth, node->type);
 	}
-	int result = const_reg(gen, node->op == OP_LOR ? 1 : 0);
+	int result = gen_const_reg(gen, node->op == OP_LOR ? 1 : 0);
 	int done = ir_new_label(&gen->fn);
-	int left = value_to_reg(gen, gen_expr(gen, node->lhs));
+	int left = gen_value_to_reg(gen, gen_expr(gen, node->lhs));
 	ir_jump_if_imm(&gen->fn, node->op == OP_LOR ? BPF_JNE : BPF_JEQ, left, 0, done);
-	int right = value_to_reg(gen, gen_expr(gen, node->rhs));
+	int right = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
 	ir_mov_imm(&gen->fn, result, node->op == OP_LOR ? 1 : 0);
 	ir_jump_if_imm(&gen->fn, node->op == OP_LOR ? BPF_JNE : BPF_JEQ, right, 0, done);
 	ir_mov_imm(&gen->fn, result, node->op == OP_LOR ? 0 : 1);
@@ -964,7 +720,7 @@ static void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
 		int nonzero = ir_new_label(&gen->fn);
 		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, nonzero);
 		if (site->check_id)
-			count_lost(gen, LOST_SLOT_ZERO_DIVISOR + site->check_id - 1);
+			gen_count_lost(gen, LOST_SLOT_ZERO_DIVISOR + site->check_id - 1);
 		ir_mov_imm(&gen->fn, left, 1);
 		ir_jump(&gen->fn, done);
 		ir_label(&gen->fn, nonzero);
@@ -997,7 +753,7 @@ static struct value gen_binary(struct codegen *gen, struct node *node)
 	struct value left = gen_expr(gen, node->lhs);
 	struct value right = gen_expr(gen, node->rhs);
 	if (node->lhs->type->kind == TYPE_ARRAY) {
-		int a = value_to_stack(gen, left, NULL), b = value_to_stack(gen, right, NULL);
+		int a = gen_value_to_stack(gen, left, NULL), b = gen_value_to_stack(gen, right, NULL);
 		int equal = gen_memory_equal(gen, a, b, node->lhs->type->size);
 		if (node->op == OP_NE)
 			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
@@ -1010,10 +766,10 @@ static struct value gen_binary(struct codegen *gen, struct node *node)
 			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
 		return value_reg(equal, node->type);
 	}
-	int a = value_to_reg(gen, left), b = value_to_reg(gen, right);
+	int a = gen_value_to_reg(gen, left), b = gen_value_to_reg(gen, right);
 	if (node->op >= OP_EQ && node->op <= OP_GE) {
 		bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
-		int result = const_reg(gen, 1);
+		int result = gen_const_reg(gen, 1);
 		int done = ir_new_label(&gen->fn);
 		ir_jump_if(&gen->fn, jump_op_for(node->op, is_signed), a, b, done);
 		ir_mov_imm(&gen->fn, result, 0);
@@ -1028,7 +784,7 @@ static struct value gen_binary(struct codegen *gen, struct node *node)
 
 static struct value gen_unary(struct codegen *gen, struct node *node)
 {
-	int operand = value_to_reg(gen, gen_expr(gen, node->lhs));
+	int operand = gen_value_to_reg(gen, gen_expr(gen, node->lhs));
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, operand);
 	switch (node->op) {
@@ -1053,15 +809,15 @@ static struct value gen_unary(struct codegen *gen, struct node *node)
 			return object;
 		}
 		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
-		int offset = stack_alloc(gen, 8);
+		int offset = gen_stack_alloc(gen, 8);
 		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
 		/* bare integers are read by address, like str() does */
 		int read_helper = node->lhs->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read
 				  : node->lhs->type->is_user_pointer ? BPF_FUNC_probe_read_user
 								     : BPF_FUNC_probe_read_kernel;
 		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(operand) };
-		call_helper(gen, read_helper, args, 3);
-		return value_reg(load_int(gen, BPF_REG_10, offset, size,
+		gen_call_helper(gen, read_helper, args, 3);
+		return value_reg(gen_load_int(gen, BPF_REG_10, offset, size,
 					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
 	}
 	default:
@@ -1094,61 +850,12 @@ static struct value read_var(struct codegen *gen, struct node *node)
 	int offset;
 	int base = var_address(gen, var, &offset);
 	if (var->type->kind == TYPE_INT || var->type->kind == TYPE_POINTER)
-		return value_reg(load_int(gen, base, offset, 8, false), var->type);
+		return value_reg(gen_load_int(gen, base, offset, 8, false), var->type);
 	if (base == BPF_REG_10)
 		return value_stack(offset, var->type);
-	int local = stack_alloc(gen, var->type->size);
-	copy_memory(gen, BPF_REG_10, local, base, offset, var->type->size);
+	int local = gen_stack_alloc(gen, var->type->size);
+	gen_copy_memory(gen, BPF_REG_10, local, base, offset, var->type->size);
 	return value_stack(local, var->type);
-}
-
-/* The value of count/sum/min/max/avg as one number: every possible CPU's
- * share is fetched with bpf_map_lookup_percpu_elem and combined. */
-static struct value read_aggregation(struct codegen *gen, struct node *node, struct map_desc *map,
-				     int key)
-{
-	enum type_kind kind = map->value_type->kind;
-	bool is_signed = map->value_type->is_signed;
-	int total = const_reg(gen, 0), count = const_reg(gen, 0), seen = const_reg(gen, 0);
-	int cpus = libbpf_num_possible_cpus();
-	for (int cpu = 0; cpu < (cpus > 0 ? cpus : 1); cpu++) {
-		struct helper_arg args[3] = { ARG_MAP(map->id), ARG_STACK(key), ARG_IMM(cpu) };
-		int pointer = call_helper(gen, BPF_FUNC_map_lookup_percpu_elem, args, 3);
-		int next = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, next);
-		int share = ir_new_vreg(&gen->fn);
-		ir_load(&gen->fn, 8, share, pointer, 0);
-		if (kind == TYPE_MIN || kind == TYPE_MAX) {
-			int is_set = ir_new_vreg(&gen->fn);
-			ir_load(&gen->fn, 8, is_set, pointer, 8);
-			ir_jump_if_imm(&gen->fn, BPF_JEQ, is_set, 0, next);
-			int take = ir_new_label(&gen->fn);
-			ir_jump_if_imm(&gen->fn, BPF_JEQ, seen, 0, take);
-			int keep = kind == TYPE_MAX ? (is_signed ? BPF_JSGE : BPF_JGE)
-						    : (is_signed ? BPF_JSLE : BPF_JLE);
-			ir_jump_if(&gen->fn, keep, total, share, next);
-			ir_label(&gen->fn, take);
-			ir_mov(&gen->fn, total, share);
-			ir_mov_imm(&gen->fn, seen, 1);
-		} else {
-			ir_alu(&gen->fn, BPF_ADD, total, share);
-			if (kind == TYPE_AVG) {
-				ir_load(&gen->fn, 8, share, pointer, 8);
-				ir_alu(&gen->fn, BPF_ADD, count, share);
-			}
-		}
-		ir_label(&gen->fn, next);
-	}
-	if (kind == TYPE_AVG) {
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, count, 0, done);
-		if (is_signed)
-			gen_signed_divide(gen, total, count, false);
-		else
-			ir_alu(&gen->fn, BPF_DIV, total, count);
-		ir_label(&gen->fn, done);
-	}
-	return value_reg(total, node->type);
 }
 
 static struct value read_map(struct codegen *gen, struct node *node)
@@ -1156,21 +863,21 @@ static struct value read_map(struct codegen *gen, struct node *node)
 	struct map_desc *map = &gen->program->maps.items[node->map_id];
 	int key = gen_map_key(gen, node, map);
 	if (type_is_aggregation(map->value_type))
-		return read_aggregation(gen, node, map, key);
-	int pointer = map_lookup(gen, map->id, key);
+		return map->value_type->aggregation->read(gen, node, map, key);
+	int pointer = gen_map_lookup(gen, map->id, key);
 	struct type *type = map->value_type;
 	int missing = ir_new_label(&gen->fn);
 	if (type->kind == TYPE_INT || type->kind == TYPE_POINTER) {
-		int result = const_reg(gen, 0);
+		int result = gen_const_reg(gen, 0);
 		ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
 		ir_load(&gen->fn, 8, result, pointer, 0);
 		ir_label(&gen->fn, missing);
 		return value_reg(result, type);
 	}
-	int offset = stack_alloc(gen, map->value_size);
-	zero_stack(gen, offset, map->value_size);
+	int offset = gen_stack_alloc(gen, map->value_size);
+	gen_zero_stack(gen, offset, map->value_size);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
-	copy_memory(gen, BPF_REG_10, offset, pointer, 0, map->value_size);
+	gen_copy_memory(gen, BPF_REG_10, offset, pointer, 0, map->value_size);
 	ir_label(&gen->fn, missing);
 	return value_stack(offset, type);
 }
@@ -1182,8 +889,8 @@ static int update_map_int(struct codegen *gen, struct node *map_node, enum op op
 {
 	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 	int key = gen_map_key(gen, map_node, map);
-	int pointer = map_lookup(gen, map->id, key);
-	int current = const_reg(gen, 0);
+	int pointer = gen_map_lookup(gen, map->id, key);
+	int current = gen_const_reg(gen, 0);
 	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
 	ir_load(&gen->fn, 8, current, pointer, 0);
@@ -1198,16 +905,16 @@ static int update_map_int(struct codegen *gen, struct node *map_node, enum op op
 	ir_store(&gen->fn, 8, pointer, 0, current);
 	ir_jump(&gen->fn, done);
 	ir_label(&gen->fn, insert);
-	int value = stack_alloc(gen, 8);
+	int value = gen_stack_alloc(gen, 8);
 	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, current);
-	map_update(gen, map->id, key, value);
+	gen_map_update(gen, map->id, key, value);
 	ir_label(&gen->fn, done);
 	return current;
 }
 
 static struct value gen_incdec(struct codegen *gen, struct node *node)
 {
-	int one = const_reg(gen, 1);
+	int one = gen_const_reg(gen, 1);
 	enum op op = node->op == OP_INC ? OP_ADD : OP_SUB;
 	if (node->lhs->kind == NODE_MAP) {
 		int old = -1;
@@ -1217,7 +924,7 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 	struct var_info *var = var_of(gen, node->lhs);
 	int offset;
 	int base = var_address(gen, var, &offset);
-	int value = load_int(gen, base, offset, 8, false);
+	int value = gen_load_int(gen, base, offset, 8, false);
 	int old = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, old, value);
 	ir_alu(&gen->fn, op == OP_ADD ? BPF_ADD : BPF_SUB, value, one);
@@ -1234,19 +941,19 @@ static struct value gen_ternary(struct codegen *gen, struct node *node)
 		chosen.type = node->type;
 		return chosen;
 	}
-	int condition = value_to_reg(gen, gen_expr(gen, node->cond));
+	int condition = gen_value_to_reg(gen, gen_expr(gen, node->cond));
 	int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 	bool scalar = node->type->kind == TYPE_INT || node->type->kind == TYPE_POINTER;
 	int result_reg = scalar ? ir_new_vreg(&gen->fn) : -1;
-	int result_offset = scalar ? 0 : stack_alloc(gen, type_storage_size(node->type));
+	int result_offset = scalar ? 0 : gen_stack_alloc(gen, type_storage_size(node->type));
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, condition, 0, otherwise);
 	struct node *branches[2] = { node->lhs, node->rhs };
 	for (int i = 0; i < 2; i++) {
 		struct value value = gen_expr(gen, branches[i]);
 		if (scalar)
-			ir_mov(&gen->fn, result_reg, value_to_reg(gen, value));
+			ir_mov(&gen->fn, result_reg, gen_value_to_reg(gen, value));
 		else
-			store_value(gen, value, BPF_REG_10, result_offset, node->type);
+			gen_store_value(gen, value, BPF_REG_10, result_offset, node->type);
 		if (i == 0) {
 			ir_jump(&gen->fn, done);
 			ir_label(&gen->fn, otherwise);
@@ -1256,17 +963,13 @@ static struct value gen_ternary(struct codegen *gen, struct node *node)
 	return scalar ? value_reg(result_reg, node->type) : value_stack(result_offset, node->type);
 }
 
-static bool is_str_read(const struct node *node);
-static void str_read_into(struct codegen *gen, struct node *call, int offset);
-static void str_read(struct codegen *gen, struct node *call, int address, int offset);
-
-/* Every field is written in full (store_value pads), so only the bytes
- * between fields need zeroing; a str() element reads straight into its
- * field rather than into a temporary copied there (execsnoop's tuple of
- * twenty arguments). */
+/* Every field is written in full (gen_store_value pads), so only the bytes
+ * between fields need zeroing; a call that can (str(), through its record's
+ * generate_into) writes straight into its field rather than into a
+ * temporary copied there (execsnoop's tuple of twenty arguments). */
 static struct value gen_tuple(struct codegen *gen, struct node *node)
 {
-	int offset = stack_alloc(gen, node->type->size);
+	int offset = gen_stack_alloc(gen, node->type->size);
 	int covered = 0;
 	for (int i = 0; i < node->type->field_count; i++) {
 		struct type_field *field = &node->type->fields[i];
@@ -1282,11 +985,14 @@ static struct value gen_tuple(struct codegen *gen, struct node *node)
 	for (struct node *element = node->args; element; element = element->next, index++) {
 		struct type_field *field = &node->type->fields[index];
 		int watermark = gen->fn.stack_size;
-		if (is_str_read(element) && type_equal(element->type, field->type))
-			str_read_into(gen, element, offset + field->offset);
-		else
-			store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset,
-				    field->type);
+		const struct function_def *function = element->kind == NODE_CALL ? element->function
+										  : NULL;
+		bool written = function && function->generate_into &&
+			       type_equal(element->type, field->type) &&
+			       function->generate_into(gen, element, offset + field->offset);
+		if (!written)
+			gen_store_value(gen, gen_expr(gen, element), BPF_REG_10, offset + field->offset,
+					field->type);
 		gen->fn.stack_size = watermark;
 	}
 	return value_stack(offset, node->type);
@@ -1297,18 +1003,18 @@ static struct value gen_tuple_index(struct codegen *gen, struct node *node)
 	struct value tuple = gen_expr(gen, node->lhs);
 	struct type_field *field = &tuple.type->fields[node->int_value];
 	if (field->type->kind == TYPE_INT || field->type->kind == TYPE_POINTER)
-		return value_reg(load_int(gen, BPF_REG_10, tuple.stack_offset + field->offset, 8, false),
+		return value_reg(gen_load_int(gen, BPF_REG_10, tuple.stack_offset + field->offset, 8, false),
 				 field->type);
 	return value_stack(tuple.stack_offset + field->offset, field->type);
 }
 
-static struct value gen_expr(struct codegen *gen, struct node *node)
+struct value gen_expr(struct codegen *gen, struct node *node)
 {
 	struct src_loc saved = gen->fn.loc;
 	gen->fn.loc = node->loc;
 	struct value result;
 	if (node->is_constant && node->type && node->type->kind == TYPE_INT) {
-		result = value_reg(const_reg(gen, (int64_t)node->const_value), node->type);
+		result = value_reg(gen_const_reg(gen, (int64_t)node->const_value), node->type);
 		gen->fn.loc = saved;
 		return result;
 	}
@@ -1317,7 +1023,7 @@ static struct value gen_expr(struct codegen *gen, struct node *node)
 		result = gen_string_constant(gen, node->string_value, node->string_length, node->type);
 		break;
 	case NODE_BUILTIN:
-		result = gen_builtin(gen, node);
+		result = node->variable->generate(gen, node);
 		break;
 	case NODE_VAR:
 		result = read_var(gen, node);
@@ -1326,7 +1032,7 @@ static struct value gen_expr(struct codegen *gen, struct node *node)
 		result = read_map(gen, node);
 		break;
 	case NODE_CALL:
-		result = function_get(node->func_id)->generate(gen, node);
+		result = node->function->generate(gen, node);
 		break;
 	case NODE_BINARY:
 		result = gen_binary(gen, node);
@@ -1354,14 +1060,14 @@ static struct value gen_expr(struct codegen *gen, struct node *node)
 		break;
 	case NODE_CAST: {
 		int reg = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, reg, value_to_reg(gen, gen_expr(gen, node->lhs)));
-		convert_int(gen, reg, node->type);
+		ir_mov(&gen->fn, reg, gen_value_to_reg(gen, gen_expr(gen, node->lhs)));
+		gen_convert_int(gen, reg, node->type);
 		result = value_reg(reg, node->type);
 		break;
 	}
 	case NODE_POSITIONAL: /* str($N) handles strings; numbers are constants */
 	default:
-		result = value_reg(const_reg(gen, 0), node->type ? node->type : type_int(8, true));
+		result = value_reg(gen_const_reg(gen, 0), node->type ? node->type : type_int(8, true));
 		break;
 	}
 	gen->fn.loc = saved;
@@ -1380,34 +1086,34 @@ static void gen_assign(struct codegen *gen, struct node *node)
 		int offset;
 		int base = var_address(gen, var, &offset);
 		if (node->op != OP_ASSIGN) {
-			int current = load_int(gen, base, offset, 8, false);
-			int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
+			int current = gen_load_int(gen, base, offset, 8, false);
+			int delta = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
 			gen_arithmetic(gen, node->op, current, delta, var->type, node);
 			ir_store(&gen->fn, 8, base, (int16_t)offset, current);
 			return;
 		}
 		struct value value = gen_expr(gen, node->rhs);
 		if (value.kind == VALUE_REG && var->type->kind == TYPE_INT)
-			convert_int(gen, value.reg, var->type);
-		store_value(gen, value, base, offset, var->type);
+			gen_convert_int(gen, value.reg, var->type);
+		gen_store_value(gen, value, base, offset, var->type);
 		return;
 	}
 	struct map_desc *map = &gen->program->maps.items[target->map_id];
 	if (type_is_aggregation(map->value_type)) {
 		gen->assign_target = target;
-		function_get(node->rhs->func_id)->generate(gen, node->rhs);
+		node->rhs->function->generate(gen, node->rhs);
 		gen->assign_target = NULL;
 		return;
 	}
 	if (node->op != OP_ASSIGN) {
-		int delta = value_to_reg(gen, gen_expr(gen, node->rhs));
+		int delta = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
 		update_map_int(gen, target, node->op, delta, NULL, node);
 		return;
 	}
 	struct value value = gen_expr(gen, node->rhs);
-	int value_offset = value_to_stack(gen, value, map->value_type);
+	int value_offset = gen_value_to_stack(gen, value, map->value_type);
 	int key = gen_map_key(gen, target, map);
-	map_update(gen, map->id, key, value_offset);
+	gen_map_update(gen, map->id, key, value_offset);
 }
 
 /* A condition sema folded to a constant costs nothing when true and is a
@@ -1426,13 +1132,13 @@ static void gen_condition_jump(struct codegen *gen, struct node *cond, int false
 		ir_jump(&gen->fn, false_label);
 		return;
 	}
-	int reg = value_to_reg(gen, gen_expr(gen, cond));
+	int reg = gen_value_to_reg(gen, gen_expr(gen, cond));
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, reg, 0, false_label);
 }
 
 /* Starts generating a callback subprogram; returns the caller's function,
- * to be handed back to callback_end. */
-static struct ir_function callback_begin(struct codegen *gen, int *saved_high)
+ * to be handed back to gen_callback_end. */
+struct ir_function gen_callback_begin(struct codegen *gen, int *saved_high)
 {
 	struct ir_function caller = gen->fn;
 	*saved_high = gen->stack_high;
@@ -1446,7 +1152,7 @@ static struct ir_function callback_begin(struct codegen *gen, int *saved_high)
 /* Finishes the callback and returns its index. Its registers are allocated
  * with the probe's (codegen_probe), once it is known whether the frames
  * stay on the stack. */
-static int callback_end(struct codegen *gen, struct ir_function caller, int saved_high)
+int gen_callback_end(struct codegen *gen, struct ir_function caller, int saved_high)
 {
 	gen->fn.stack_size = gen->stack_high;
 	vec_push(&gen->subprograms, gen->fn);
@@ -1460,7 +1166,7 @@ static int callback_end(struct codegen *gen, struct ir_function caller, int save
 /* Calls bpf_for_each_map_elem(map, callback, context, 0); returns r0.
  * move_frames_to_map finds the context two instructions before the call
  * (`r3 = v` or `r3 += offset` after `r3 = r10`). */
-static int for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context)
+int gen_for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context)
 {
 	ir_ld_map(&gen->fn, BPF_REG_1, map_id);
 	ir_ld_func(&gen->fn, BPF_REG_2, subprogram);
@@ -1492,7 +1198,7 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	bool was_in_callback = gen->in_callback;
 	int saved_reg = gen->outer_vars_reg, saved_base = gen->outer_vars_base;
 	int saved_exit = gen->exit_label, saved_kv = kv->stack_offset;
-	struct ir_function caller = callback_begin(gen, &saved_high);
+	struct ir_function caller = gen_callback_begin(gen, &saved_high);
 
 	int key = ir_new_vreg(&gen->fn), value = ir_new_vreg(&gen->fn);
 	int context = ir_new_vreg(&gen->fn);
@@ -1503,9 +1209,9 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 		gen->outer_vars_base = gen->vars_base;
 	gen->outer_vars_reg = context;
 	gen->in_callback = true;
-	kv->stack_offset = stack_alloc(gen, kv->type->size);
-	copy_memory(gen, BPF_REG_10, kv->stack_offset, key, 0, map->key_size);
-	copy_memory(gen, BPF_REG_10, kv->stack_offset + kv->type->fields[1].offset, value, 0,
+	kv->stack_offset = gen_stack_alloc(gen, kv->type->size);
+	gen_copy_memory(gen, BPF_REG_10, kv->stack_offset, key, 0, map->key_size);
+	gen_copy_memory(gen, BPF_REG_10, kv->stack_offset + kv->type->fields[1].offset, value, 0,
 		    map->value_size);
 	struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
 	gen->exit_label = labels.break_label;
@@ -1518,7 +1224,7 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	ir_label(&gen->fn, labels.break_label);
 	ir_mov_imm(&gen->fn, BPF_REG_0, 1);
 	ir_exit(&gen->fn);
-	int subprogram = callback_end(gen, caller, saved_high);
+	int subprogram = gen_callback_end(gen, caller, saved_high);
 	gen->callbacks.items[subprogram] = (struct callback_info){ .context_reg = context, .entry_count = 3 };
 
 	gen->in_callback = was_in_callback;
@@ -1528,7 +1234,7 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 				 : gen->vars_base ? ARG_STACK(gen->vars_base) : ARG_IMM(0);
 	gen->outer_vars_reg = saved_reg;
 	gen->outer_vars_base = saved_base;
-	for_each_element(gen, map->id, subprogram, vars);
+	gen_for_each_element(gen, map->id, subprogram, vars);
 }
 
 /*
@@ -1611,22 +1317,22 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		struct var_info *var = var_of(gen, node->lhs);
 		int var_offset;
 		int var_base = var_address(gen, var, &var_offset);
-		int start = value_to_reg(gen, gen_expr(gen, node->cond));
+		int start = gen_value_to_reg(gen, gen_expr(gen, node->cond));
 		ir_store(&gen->fn, 8, var_base, (int16_t)var_offset, start);
-		int end_slot = stack_alloc(gen, 8);
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)end_slot, value_to_reg(gen, gen_expr(gen, node->rhs)));
+		int end_slot = gen_stack_alloc(gen, 8);
+		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)end_slot, gen_value_to_reg(gen, gen_expr(gen, node->rhs)));
 		watermark = gen->fn.stack_size;
 		int top = ir_new_label(&gen->fn);
 		struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
 		ir_label(&gen->fn, top);
-		int current = load_int(gen, var_base, var_offset, 8, false);
-		int end = load_int(gen, BPF_REG_10, end_slot, 8, false);
+		int current = gen_load_int(gen, var_base, var_offset, 8, false);
+		int end = gen_load_int(gen, BPF_REG_10, end_slot, 8, false);
 		ir_jump_if(&gen->fn, BPF_JSGE, current, end, labels.break_label);
 		vec_push(&gen->loops, labels);
 		gen_stmts(gen, node->body);
 		gen->loops.count--;
 		ir_label(&gen->fn, labels.continue_label);
-		int next = load_int(gen, var_base, var_offset, 8, false);
+		int next = gen_load_int(gen, var_base, var_offset, 8, false);
 		ir_alu_imm(&gen->fn, BPF_ADD, next, 1);
 		ir_store(&gen->fn, 8, var_base, (int16_t)var_offset, next);
 		ir_jump(&gen->fn, top);
@@ -1664,715 +1370,12 @@ static void gen_stmts(struct codegen *gen, struct node *list)
 		gen_stmt(gen, list);
 }
 
-/* ---- function generators (see functions.h) ---- */
-
-struct value generate_printf(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, call->args->next);
-	return value_none();
-}
-
-struct value generate_system(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, call->args->next);
-	return value_none();
-}
-
-struct value generate_cat(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, call->args->next);
-	return value_none();
-}
-
-struct value generate_print(struct codegen *gen, struct node *call)
-{
-	const struct event_desc *event = event_of(gen, call);
-	send_event(gen, call, event->kind == EVENT_PRINT_VALUE ? call->args : NULL);
-	return value_none();
-}
-
-struct value generate_time(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, NULL);
-	return value_none();
-}
-
-struct value generate_clear(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, NULL);
-	return value_none();
-}
-
-struct value generate_zero(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, NULL);
-	return value_none();
-}
-
-struct value generate_exit(struct codegen *gen, struct node *call)
-{
-	const struct event_desc *event = event_of(gen, call);
-	int record = stack_alloc(gen, event->record_size);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, call->event_id - 1);
-	int code = call->args ? value_to_reg(gen, gen_expr(gen, call->args)) : const_reg(gen, 0);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + event->args[0].offset), code);
-	/* The request goes to the runtime through a map slot it polls, so a
-	 * ring buffer kept full by a flood cannot swallow it; this CPU's first
-	 * exit() wins. The ring record is still sent: where it lands, the
-	 * runtime stops printing what follows it (as bpftrace does). It is
-	 * not counted as lost when it does not fit: it is no data. */
-	int key = stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, LOST_SLOT_EXIT);
-	int slot = map_lookup(gen, gen->program->lost_map_id, key);
-	int requested = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, slot, 0, requested);
-	int previous = ir_new_vreg(&gen->fn);
-	ir_load(&gen->fn, 8, previous, slot, 0);
-	ir_jump_if_imm(&gen->fn, BPF_JNE, previous, 0, requested);
-	int request = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, request, code);
-	ir_alu_imm(&gen->fn, BPF_LSH, request, 1);
-	ir_alu_imm(&gen->fn, BPF_OR, request, 1);
-	ir_store(&gen->fn, 8, slot, 0, request);
-	ir_label(&gen->fn, requested);
-	output_record(gen, ARG_STACK(record), event->record_size);
-	/* like bpftrace, nothing after exit() runs in this probe */
-	ir_jump(&gen->fn, gen->exit_label);
-	return value_none();
-}
-
-/* join(argv[, delimiter]): up to join_count strings from a NULL-terminated
- * array of string pointers. The record (over 1 KiB) is built in the per-CPU
- * scratch buffer rather than on the stack; each slot starts empty so a short
- * argv leaves nothing from an earlier event behind. */
-struct value generate_join(struct codegen *gen, struct node *call)
-{
-	const struct event_desc *event = event_of(gen, call);
-	const struct event_arg *arg = &event->args[0];
-	int slot_size = arg->type->size / event->join_count;
-	bool is_pointer = call->args->type->kind == TYPE_POINTER;
-	bool is_user = is_pointer && call->args->type->is_user_pointer;
-	int read_helper = !is_pointer ? BPF_FUNC_probe_read : is_user ? BPF_FUNC_probe_read_user
-									  : BPF_FUNC_probe_read_kernel;
-	int read_str_helper = !is_pointer ? BPF_FUNC_probe_read_str
-				: is_user ? BPF_FUNC_probe_read_user_str : BPF_FUNC_probe_read_kernel_str;
-	int array = value_to_reg(gen, gen_expr(gen, call->args));
-	int key = stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
-	int record = map_lookup(gen, gen->program->scratch_map_id, key);
-	int done = ir_new_label(&gen->fn), send = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, record, 0, done);
-	int index = const_reg(gen, call->event_id - 1);
-	ir_store(&gen->fn, 8, record, 0, index);
-	for (int i = 0; i < event->join_count; i++)
-		ir_store_imm(&gen->fn, 1, record, (int16_t)(arg->offset + i * slot_size), 0);
-	int element = stack_alloc(gen, 8);
-	for (int i = 0; i < event->join_count; i++) {
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)element, 0);
-		int source = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, source, array);
-		ir_alu_imm(&gen->fn, BPF_ADD, source, i * 8);
-		struct helper_arg read[3] = { ARG_STACK(element), ARG_IMM(8), ARG_REG(source) };
-		call_helper(gen, read_helper, read, 3);
-		int string = load_int(gen, BPF_REG_10, element, 8, false);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, string, 0, send);
-		int slot = ir_new_vreg(&gen->fn);
-		ir_mov(&gen->fn, slot, record);
-		ir_alu_imm(&gen->fn, BPF_ADD, slot, arg->offset + i * slot_size);
-		struct helper_arg copy[3] = { ARG_REG(slot), ARG_IMM(slot_size), ARG_REG(string) };
-		call_helper(gen, read_str_helper, copy, 3);
-	}
-	ir_label(&gen->fn, send);
-	send_record(gen, ARG_REG(record), event->record_size);
-	ir_label(&gen->fn, done);
-	return value_none();
-}
-
-struct value generate_strftime(struct codegen *gen, struct node *call)
-{
-	return gen_expr(gen, call->args->next);
-}
-
-struct value generate_str(struct codegen *gen, struct node *call)
-{
-	struct node *source = call->args;
-	if (source->kind == NODE_POSITIONAL) {
-		int index = (int)source->int_value;
-		const char *text = index >= 1 && index <= gen->sema->options->positional_count
-					   ? gen->sema->options->positional[index - 1] : "";
-		return gen_string_constant(gen, text, call->type->size - 1, call->type);
-	}
-	struct value value = gen_expr(gen, source);
-	if (value.kind == VALUE_STACK) {
-		if (type_equal(value.type, call->type))
-			return value;
-		int offset = stack_alloc(gen, call->type->size);
-		store_value(gen, value, BPF_REG_10, offset, call->type);
-		return value_stack(offset, call->type);
-	}
-	int offset = stack_alloc(gen, call->type->size);
-	str_read(gen, call, value_to_reg(gen, value), offset);
-	return value_stack(offset, call->type);
-}
-
-/* str(p[, n]) of an address (not a positional parameter, not a string
- * already): the reads str_read() makes. */
-static bool is_str_read(const struct node *node)
-{
-	return node->kind == NODE_CALL && strcmp(node->name, "str") == 0 &&
-	       node->args->kind != NODE_POSITIONAL &&
-	       (node->args->type->kind == TYPE_POINTER || node->args->type->kind == TYPE_INT);
-}
-
-static void str_read_into(struct codegen *gen, struct node *call, int offset)
-{
-	str_read(gen, call, value_to_reg(gen, gen_expr(gen, call->args)), offset);
-}
-
-/* Reads the string at `address` into the stack at `offset`, zeroed first. */
-static void str_read(struct codegen *gen, struct node *call, int address, int offset)
-{
-	struct node *source = call->args;
-	/* a typed pointer says whose memory it points into; a bare integer
-	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
-	 * helper that decides by address, as bpftrace does on x86-64 */
-	int read_helper = source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
-			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
-							  : BPF_FUNC_probe_read_kernel_str;
-	int size = call->type->size;
-	zero_stack(gen, offset, size);
-	int length;
-	if (source->next && !source->next->is_constant) {
-		/* runtime length: clamp to the buffer, plus one for the NUL */
-		length = value_to_reg(gen, gen_expr(gen, source->next));
-		ir_alu_imm(&gen->fn, BPF_ADD, length, 1);
-		int fits = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JLE, length, size, fits);
-		ir_mov_imm(&gen->fn, length, size);
-		ir_label(&gen->fn, fits);
-	} else {
-		length = const_reg(gen, size);
-	}
-	/* str(0) is "" without a read: the helper would take a page fault on
-	 * address 0 (microseconds each; execsnoop's unused argument slots) */
-	int skip = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, address, 0, skip);
-	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
-	call_helper(gen, read_helper, args, 3);
-	ir_label(&gen->fn, skip);
-}
-
-struct value generate_ntop(struct codegen *gen, struct node *call)
-{
-	struct node *address = call->args->next ? call->args->next : call->args;
-	int offset = stack_alloc(gen, 24);
-	zero_stack(gen, offset, 24);
-	bool is_bytes = !type_is_integer_like(address->type);
-	int default_family = is_bytes && address->type->size == 16 ? 10 /* AF_INET6 */ : 2 /* AF_INET */;
-	int family = call->args->next ? value_to_reg(gen, gen_expr(gen, call->args))
-				      : const_reg(gen, default_family);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, family);
-	struct value value = gen_expr(gen, address);
-	if (!is_bytes) {
-		ir_store(&gen->fn, 4, BPF_REG_10, (int16_t)(offset + 8), value_to_reg(gen, value));
-	} else if (value.kind == VALUE_ADDRESS) {
-		struct helper_arg args[3] = { ARG_STACK(offset + 8), ARG_IMM(address->type->size),
-					      ARG_REG(value.reg) };
-		call_helper(gen, value.is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
-			    args, 3);
-	} else if (value.kind == VALUE_STACK) {
-		copy_memory(gen, BPF_REG_10, offset + 8, BPF_REG_10, value.stack_offset,
-			    address->type->size);
-	}
-	return value_stack(offset, call->type);
-}
-
-struct value generate_signal(struct codegen *gen, struct node *call)
-{
-	int signal = value_to_reg(gen, gen_expr(gen, call->args));
-	struct helper_arg args[1] = { ARG_REG(signal) };
-	call_helper(gen, BPF_FUNC_send_signal, args, 1);
-	return value_none();
-}
-
-struct value generate_delete(struct codegen *gen, struct node *call)
-{
-	struct node *map_node = call->args;
-	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
-	int key = gen_map_key(gen, map_node, map);
-	struct helper_arg args[2] = { ARG_MAP(map->id), ARG_STACK(key) };
-	call_helper(gen, BPF_FUNC_map_delete_elem, args, 2);
-	return value_none();
-}
-
-struct value generate_has_key(struct codegen *gen, struct node *call)
-{
-	struct node *map_node = call->args;
-	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
-	int key = gen_map_key(gen, map_node, map);
-	int pointer = map_lookup(gen, map->id, key);
-	int result = const_reg(gen, 0);
-	int missing = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
-	ir_mov_imm(&gen->fn, result, 1);
-	ir_label(&gen->fn, missing);
-	return value_reg(result, call->type);
-}
-
-/* len(@m): bpf_for_each_map_elem returns how many elements it visited, so
- * a callback that only says "continue" counts them. */
-struct value generate_len(struct codegen *gen, struct node *call)
-{
-	int saved_high;
-	struct ir_function caller = callback_begin(gen, &saved_high);
-	ir_mov_imm(&gen->fn, BPF_REG_0, 0);
-	ir_exit(&gen->fn);
-	int subprogram = callback_end(gen, caller, saved_high);
-	int count = for_each_element(gen, call->args->map_id, subprogram, ARG_IMM(0));
-	return value_reg(count, call->type);
-}
-
-/*
- * A process is named by reading its maps, which must happen while it is
- * alive, not when the stack is printed. So the first time a (pid, name)
- * takes a user stack or symbol, the runtime is sent its pid and reads it at
- * once; the LRU map remembers who was announced, so an event of a known
- * process costs one lookup. The map is updated only once the record is in
- * the ring: a full ring means the next event announces it again.
- */
-static void announce_process(struct codegen *gen, int pid)
-{
-	int key = stack_alloc(gen, sizeof(struct seen_process));
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)key, pid);
-	struct helper_arg comm_args[2] = { ARG_STACK(key + 8), ARG_IMM(16) };
-	call_helper(gen, BPF_FUNC_get_current_comm, comm_args, 2);
-	int known = map_lookup(gen, gen->program->pids_map_id, key);
-	int done = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JNE, known, 0, done);
-
-	int record = stack_alloc(gen, 16);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)record, gen->program->process_seen_event);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(record + 8), pid);
-	int sent = output_record(gen, ARG_STACK(record), 16);
-	ir_jump_if_imm(&gen->fn, BPF_JNE, sent, 0, done);
-	int value = stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)value, 0);
-	struct helper_arg update_args[4] = { ARG_MAP(gen->program->pids_map_id), ARG_STACK(key),
-					     ARG_STACK(value), ARG_IMM(BPF_ANY) };
-	call_helper(gen, BPF_FUNC_map_update_elem, update_args, 4);
-	ir_label(&gen->fn, done);
-}
-
-/* User addresses are symbolized in their process: stacks and symbols keep
- * the current pid next to them (0 for kernel ones). */
-static void store_symbolizing_pid(struct codegen *gen, int offset, bool is_user)
-{
-	if (!is_user) {
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
-		return;
-	}
-	int pid = call_helper(gen, BPF_FUNC_get_current_pid_tgid, NULL, 0);
-	ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, pid);
-	if (gen->program->pids_map_id >= 0)
-		announce_process(gen, pid);
-}
-
-/* kstack/ustack: the stack is stored in the stack map by the kernel; the
- * value is its id (and, for user stacks, the process to symbolize in). */
-static struct value generate_stack(struct codegen *gen, struct node *call, bool is_user)
-{
-	int slot = stack_alloc(gen, sizeof(struct stack_value));
-	struct helper_arg args[3] = { ARG_REG(gen->ctx_reg), ARG_MAP(program_stack_map(gen->program, call->type->stack_depth)),
-				      ARG_IMM(is_user ? BPF_F_USER_STACK : 0) };
-	int id = call_helper(gen, BPF_FUNC_get_stackid, args, 3);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, id);
-	/* -EFAULT only says there was no stack of that kind (a user stack in a
-	 * kernel thread, a kernel stack of a sample taken in user mode); any
-	 * other error lost a stack, and is counted */
-	int stored = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JSGE, id, 0, stored);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, id, -EFAULT, stored);
-	count_lost(gen, LOST_SLOT_STACKS);
-	ir_label(&gen->fn, stored);
-	store_symbolizing_pid(gen, slot + 8, is_user);
-	return value_stack(slot, call->type);
-}
-
-struct value generate_kstack(struct codegen *gen, struct node *call)
-{
-	return generate_stack(gen, call, false);
-}
-
-struct value generate_ustack(struct codegen *gen, struct node *call)
-{
-	return generate_stack(gen, call, true);
-}
-
-static struct value generate_symbol(struct codegen *gen, struct node *call, bool is_user)
-{
-	int slot = stack_alloc(gen, sizeof(struct symbol_value));
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, value_to_reg(gen, gen_expr(gen, call->args)));
-	store_symbolizing_pid(gen, slot + 8, is_user);
-	return value_stack(slot, call->type);
-}
-
-struct value generate_ksym(struct codegen *gen, struct node *call)
-{
-	return generate_symbol(gen, call, false);
-}
-
-struct value generate_usym(struct codegen *gen, struct node *call)
-{
-	return generate_symbol(gen, call, true);
-}
-
-/* buf(p, n): u64 length, then up to the type's capacity of bytes */
-struct value generate_buf(struct codegen *gen, struct node *call)
-{
-	struct node *source = call->args, *length_node = source->next;
-	int capacity = call->type->size - 8;
-	int slot = stack_alloc(gen, call->type->size);
-	zero_stack(gen, slot, call->type->size);
-	struct value value = gen_expr(gen, source);
-	int length;
-	if (length_node && !length_node->is_constant) {
-		length = value_to_reg(gen, gen_expr(gen, length_node));
-		int fits = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JLE, length, capacity, fits);
-		ir_mov_imm(&gen->fn, length, capacity);
-		ir_label(&gen->fn, fits);
-	} else {
-		/* capacity is rounded up to 8; the length is what was asked for,
-		 * or a whole array */
-		int64_t wanted = length_node ? (int64_t)length_node->const_value
-				 : source->type->kind == TYPE_ARRAY ? source->type->size : capacity;
-		length = const_reg(gen, wanted < capacity ? wanted : capacity);
-	}
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, length);
-	if (value.kind == VALUE_STACK) {
-		copy_memory(gen, BPF_REG_10, slot + 8, BPF_REG_10, value.stack_offset,
-			    value.type->size < capacity ? value.type->size : capacity);
-		return value_stack(slot, call->type);
-	}
-	bool is_user = value.kind == VALUE_ADDRESS ? value.is_user
-			: source->type->kind == TYPE_POINTER && source->type->is_user_pointer;
-	int address = value.kind == VALUE_ADDRESS ? value.reg : value_to_reg(gen, value);
-	/* the verifier wants a length it can bound: mask it into [0, capacity] */
-	int bounded = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, bounded, length);
-	int in_range = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JLE, bounded, capacity, in_range);
-	ir_mov_imm(&gen->fn, bounded, capacity);
-	ir_label(&gen->fn, in_range);
-	struct helper_arg args[3] = { ARG_STACK(slot + 8), ARG_REG(bounded), ARG_REG(address) };
-	call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
-	return value_stack(slot, call->type);
-}
-
-struct value generate_bswap(struct codegen *gen, struct node *call)
-{
-	int reg = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, reg, value_to_reg(gen, gen_expr(gen, call->args)));
-	int bits = call->type->size * 8;
-	if (bits == 8)
-		return value_reg(reg, call->type);
-	/* on little-endian x86-64, "to big endian" is the byte swap */
-	ir_emit(&gen->fn, (struct ir_insn){ .code = BPF_ALU | BPF_END | BPF_TO_BE, .dst = reg, .imm = bits });
-	return value_reg(reg, call->type);
-}
-
-struct value generate_kaddr(struct codegen *gen, struct node *call)
-{
-	return value_reg(const_reg(gen, (int64_t)call->const_value), call->type);
-}
-
-struct value generate_strncmp(struct codegen *gen, struct node *call)
-{
-	struct value a = gen_expr(gen, call->args), b = gen_expr(gen, call->args->next);
-	int limit = (int)call->args->next->next->const_value;
-	if (limit > a.type->size)
-		limit = a.type->size;
-	if (limit > b.type->size)
-		limit = b.type->size;
-	int equal = gen_string_equal(gen, a, b, limit);
-	ir_alu_imm(&gen->fn, BPF_XOR, equal, 1); /* strncmp: 0 when equal */
-	return value_reg(equal, call->type);
-}
-
-/* ---- aggregations ---- */
-
-/* Looks up the aggregation's slot for the assigned map element. On a hit
- * `update` runs with the value pointer; on a miss `init` fills a stack value
- * that is inserted. */
-struct aggregation_site {
-	struct map_desc *map;
-	int key;
-	int pointer;
-};
-
-static struct aggregation_site aggregation_begin(struct codegen *gen, int bucket_reg)
-{
-	struct node *target = gen->assign_target;
-	struct aggregation_site site;
-	site.map = &gen->program->maps.items[target->map_id];
-	site.key = gen_map_key(gen, target, site.map);
-	if (has_bucket(site.map))
-		ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(site.key + user_key_size(site.map)), bucket_reg);
-	site.pointer = map_lookup(gen, site.map->id, site.key);
-	return site;
-}
-
-/* What aggregation_add adds to the second u64 of a value. */
-#define AGGREGATION_NOTHING (-2)
-/* In aggregation_add, an amount of the constant 1 rather than a register. */
-#define AGGREGATION_ONE (-1)
-
-/* Adds `amount` (a register, or AGGREGATION_ONE) to the u64 at the start of
- * the value and `second` (a register, AGGREGATION_ONE or AGGREGATION_NOTHING)
- * to the u64 after it on a hit, or inserts them on a miss. */
-static void aggregation_add(struct codegen *gen, struct aggregation_site *site, int amount,
-			    int second)
-{
-	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, site->pointer, 0, missing);
-	int current = ir_new_vreg(&gen->fn);
-	for (int field = 0; field < 2; field++) {
-		int add = field == 0 ? amount : second;
-		if (add == AGGREGATION_NOTHING)
-			continue;
-		ir_load(&gen->fn, 8, current, site->pointer, (int16_t)(field * 8));
-		if (add == AGGREGATION_ONE)
-			ir_alu_imm(&gen->fn, BPF_ADD, current, 1);
-		else
-			ir_alu(&gen->fn, BPF_ADD, current, add);
-		ir_store(&gen->fn, 8, site->pointer, (int16_t)(field * 8), current);
-	}
-	ir_jump(&gen->fn, done);
-	ir_label(&gen->fn, missing);
-	int value = stack_alloc(gen, site->map->value_size);
-	for (int field = 0; field < 2; field++) {
-		int add = field == 0 ? amount : second;
-		int16_t offset = (int16_t)(value + field * 8);
-		if (add == AGGREGATION_ONE)
-			ir_store_imm(&gen->fn, 8, BPF_REG_10, offset, 1);
-		else if (add != AGGREGATION_NOTHING)
-			ir_store(&gen->fn, 8, BPF_REG_10, offset, add);
-	}
-	map_update(gen, site->map->id, site->key, value);
-	ir_label(&gen->fn, done);
-}
-
-struct value generate_count(struct codegen *gen, struct node *call)
-{
-	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, AGGREGATION_ONE, AGGREGATION_NOTHING);
-	return value_none();
-}
-
-struct value generate_sum(struct codegen *gen, struct node *call)
-{
-	int amount = value_to_reg(gen, gen_expr(gen, call->args));
-	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, AGGREGATION_NOTHING);
-	return value_none();
-}
-
-struct value generate_avg(struct codegen *gen, struct node *call)
-{
-	int amount = value_to_reg(gen, gen_expr(gen, call->args));
-	struct aggregation_site site = aggregation_begin(gen, -1);
-	aggregation_add(gen, &site, amount, AGGREGATION_ONE);
-	return value_none();
-}
-
-struct value generate_stats(struct codegen *gen, struct node *call)
-{
-	return generate_avg(gen, call);
-}
-
-static void generate_extreme(struct codegen *gen, struct node *call, bool is_max)
-{
-	int amount = value_to_reg(gen, gen_expr(gen, call->args));
-	struct aggregation_site site = aggregation_begin(gen, -1);
-	bool is_signed = site.map->value_type->is_signed;
-	int missing = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
-	int store = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, site.pointer, 0, missing);
-	int is_set = ir_new_vreg(&gen->fn), current = ir_new_vreg(&gen->fn);
-	ir_load(&gen->fn, 8, is_set, site.pointer, 8);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, is_set, 0, store);
-	ir_load(&gen->fn, 8, current, site.pointer, 0);
-	/* keep the current value unless the new one beats it */
-	int keep_op = is_max ? (is_signed ? BPF_JSGE : BPF_JGE) : (is_signed ? BPF_JSLE : BPF_JLE);
-	ir_jump_if(&gen->fn, keep_op, current, amount, done);
-	ir_label(&gen->fn, store);
-	ir_store(&gen->fn, 8, site.pointer, 0, amount);
-	ir_store_imm(&gen->fn, 8, site.pointer, 8, 1);
-	ir_jump(&gen->fn, done);
-	ir_label(&gen->fn, missing);
-	int value = stack_alloc(gen, 16);
-	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)value, amount);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)(value + 8), 1);
-	map_update(gen, site.map->id, site.key, value);
-	ir_label(&gen->fn, done);
-}
-
-struct value generate_min(struct codegen *gen, struct node *call)
-{
-	generate_extreme(gen, call, false);
-	return value_none();
-}
-
-struct value generate_max(struct codegen *gen, struct node *call)
-{
-	generate_extreme(gen, call, true);
-	return value_none();
-}
-
-/* Bucket number of a hist() value, as program.h defines it:
- * 0 negative, 1 zero, else 2 + (floor(log2 v) << k) + k-bit sub-bucket. */
-static int gen_hist_bucket(struct codegen *gen, int value, int bits)
-{
-	int bucket = const_reg(gen, 0);
-	int done = ir_new_label(&gen->fn), positive = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JSLT, value, 0, done);
-	ir_mov_imm(&gen->fn, bucket, 1);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, value, 0, done);
-	ir_label(&gen->fn, positive);
-	/* log2 by binary search over 32, 16, 8, 4, 2, 1 */
-	int log = const_reg(gen, 0), rest = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, rest, value);
-	for (int shift = 32; shift >= 1; shift /= 2) {
-		int skip = ir_new_label(&gen->fn);
-		if (shift == 32) {
-			/* 2^32 - 1 does not fit a (sign-extended) 32-bit immediate */
-			int high = ir_new_vreg(&gen->fn);
-			ir_mov(&gen->fn, high, rest);
-			ir_alu_imm(&gen->fn, BPF_RSH, high, 32);
-			ir_jump_if_imm(&gen->fn, BPF_JEQ, high, 0, skip);
-			ir_mov(&gen->fn, rest, high);
-		} else {
-			ir_jump_if_imm(&gen->fn, BPF_JLE, rest, (1 << shift) - 1, skip);
-			ir_alu_imm(&gen->fn, BPF_RSH, rest, shift);
-		}
-		ir_alu_imm(&gen->fn, BPF_ADD, log, shift);
-		ir_label(&gen->fn, skip);
-	}
-	ir_mov(&gen->fn, bucket, log);
-	if (bits > 0) {
-		/* sub-bucket s = ((v - 2^l) << k) >> l */
-		ir_alu_imm(&gen->fn, BPF_LSH, bucket, bits);
-		int sub = ir_new_vreg(&gen->fn), power = const_reg(gen, 1);
-		ir_alu(&gen->fn, BPF_LSH, power, log);
-		ir_mov(&gen->fn, sub, value);
-		ir_alu(&gen->fn, BPF_SUB, sub, power);
-		ir_alu_imm(&gen->fn, BPF_LSH, sub, bits);
-		ir_alu(&gen->fn, BPF_RSH, sub, log);
-		ir_alu(&gen->fn, BPF_ADD, bucket, sub);
-	}
-	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 2);
-	ir_label(&gen->fn, done);
-	return bucket;
-}
-
-struct value generate_hist(struct codegen *gen, struct node *call)
-{
-	int value = value_to_reg(gen, gen_expr(gen, call->args));
-	int bits = gen->program->maps.items[gen->assign_target->map_id].value_type->hist_bits;
-	int bucket = gen_hist_bucket(gen, value, bits);
-	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, AGGREGATION_ONE,
-			site.map->value_size >= 16 ? value : AGGREGATION_NOTHING);
-	return value_none();
-}
-
-struct value generate_lhist(struct codegen *gen, struct node *call)
-{
-	int value = value_to_reg(gen, gen_expr(gen, call->args));
-	const struct type *type = gen->program->maps.items[gen->assign_target->map_id].value_type;
-	int64_t buckets = (type->lhist_max - type->lhist_min) / type->lhist_step;
-	int bucket = const_reg(gen, 0);
-	int done = ir_new_label(&gen->fn);
-	/* min, max and step are constants: immediates when they fit */
-	bool small = type->lhist_min >= INT32_MIN && type->lhist_max <= INT32_MAX &&
-		     type->lhist_step <= INT32_MAX;
-	if (small) {
-		ir_jump_if_imm(&gen->fn, BPF_JSLT, value, (int32_t)type->lhist_min, done);
-		ir_mov_imm(&gen->fn, bucket, buckets + 1);
-		ir_jump_if_imm(&gen->fn, BPF_JSGE, value, (int32_t)type->lhist_max, done);
-		ir_mov(&gen->fn, bucket, value);
-		if (type->lhist_min)
-			ir_alu_imm(&gen->fn, BPF_SUB, bucket, (int32_t)type->lhist_min);
-		if (type->lhist_step > 1)
-			ir_alu_imm(&gen->fn, BPF_DIV, bucket, (int32_t)type->lhist_step);
-	} else {
-		int min = const_reg(gen, type->lhist_min), max = const_reg(gen, type->lhist_max);
-		ir_jump_if(&gen->fn, BPF_JSLT, value, min, done);
-		ir_mov_imm(&gen->fn, bucket, buckets + 1);
-		ir_jump_if(&gen->fn, BPF_JSGE, value, max, done);
-		ir_mov(&gen->fn, bucket, value);
-		ir_alu(&gen->fn, BPF_SUB, bucket, min);
-		ir_alu(&gen->fn, BPF_DIV, bucket, const_reg(gen, type->lhist_step));
-	}
-	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
-	ir_label(&gen->fn, done);
-	struct aggregation_site site = aggregation_begin(gen, bucket);
-	aggregation_add(gen, &site, AGGREGATION_ONE,
-			site.map->value_size >= 16 ? value : AGGREGATION_NOTHING);
-	return value_none();
-}
-
-/* ---- one probe program ---- */
-
 /* How often pid and tid are read in a tree (a helper call each, otherwise). */
-/* syscall_name(n) and friends: n widened to 64 bits; only the type differs. */
-static struct value generate_named_int(struct codegen *gen, struct node *call)
-{
-	struct value arg = gen_expr(gen, call->args);
-	int reg = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, reg, value_to_reg(gen, arg));
-	convert_int(gen, reg, call->args->type);
-	return value_reg(reg, call->type);
-}
-
-struct value generate_syscall_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
-struct value generate_signal_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
-struct value generate_errno_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
-struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
-
-/* printf_matching(): printf after the text to match. */
-struct value generate_printf_matching(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, call->args->next->next);
-	return value_none();
-}
-
-/* row(): like printf, the values after the names and the format. */
-struct value generate_row(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, call->args->next->next);
-	return value_none();
-}
-
-/* The map printers for tools: the record is the event index; user space reads the maps. */
-static struct value send_map_print(struct codegen *gen, struct node *call)
-{
-	send_event(gen, call, NULL);
-	return value_none();
-}
-
-struct value generate_print_log2_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
-struct value generate_print_linear_hist(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
-struct value generate_print_top(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
-struct value generate_print_stacks(struct codegen *gen, struct node *call) { return send_map_print(gen, call); }
-
 static int count_pid_reads(const struct node *node)
 {
 	int count = 0;
 	for (; node; node = node->next) {
-		if (node->kind == NODE_BUILTIN &&
-		    (strcmp(node->name, "pid") == 0 || strcmp(node->name, "tid") == 0))
+		if (node->kind == NODE_BUILTIN && node->variable && node->variable->reads_pid_tgid)
 			count++;
 		const struct node *children[] = { node->lhs, node->rhs, node->cond, node->then,
 						  node->els, node->body, node->args, node->predicate };
@@ -2393,7 +1396,7 @@ static void gen_prologue(struct codegen *gen)
 			count_pid_reads(gen->probe->node->body) +
 			(gen->sema->options->target_pid && !gen->point->provider->no_task_context ? 1 : 0);
 	if (pid_reads >= 2)
-		gen->pid_tgid_reg = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+		gen->pid_tgid_reg = gen_helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 	gen->exit_label = ir_new_label(&gen->fn);
 	if (gen->stoppable) {
 		/* first of all: the run may have ended while the kernel still
@@ -2410,8 +1413,8 @@ static void gen_prologue(struct codegen *gen)
 		int size = type_storage_size(var->type);
 		if (size <= 0)
 			size = 8;
-		var->stack_offset = stack_alloc(gen, size);
-		zero_stack(gen, var->stack_offset, size);
+		var->stack_offset = gen_stack_alloc(gen, size);
+		gen_zero_stack(gen, var->stack_offset, size);
 	}
 	/* a pointer to this area is what loop callbacks receive */
 	gen->vars_base = -gen->fn.stack_size;
@@ -2422,7 +1425,7 @@ static void gen_prologue(struct codegen *gen)
 			pid = ir_new_vreg(&gen->fn);
 			ir_mov(&gen->fn, pid, gen->pid_tgid_reg);
 		} else {
-			pid = helper_value(gen, BPF_FUNC_get_current_pid_tgid);
+			pid = gen_helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 		}
 		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
 		ir_jump_if_imm(&gen->fn, BPF_JNE, pid, target, gen->exit_label);
@@ -2595,9 +1598,9 @@ static void frame_move(struct codegen *gen, int frame_size, int entry_count, int
 	if (frame_size) {
 		int key = 0;
 		int map_id = frame_map_entry(gen->program, frame_size, &key);
-		int key_slot = stack_alloc(gen, 8);
+		int key_slot = gen_stack_alloc(gen, 8);
 		ir_store_imm(fn, 8, BPF_REG_10, (int16_t)key_slot, key);
-		ir_mov(fn, fp, map_lookup(gen, map_id, key_slot));
+		ir_mov(fn, fp, gen_map_lookup(gen, map_id, key_slot));
 		ir_jump_if_imm(fn, BPF_JEQ, fp, 0, fail_label);
 		ir_alu_imm(fn, BPF_ADD, fp, frame_size);
 	}
@@ -2653,7 +1656,7 @@ static bool move_frames_to_map(struct codegen *gen)
 	gen->fn = probe_fn;
 	gen->fn.loc = gen->probe->node->loc;
 	gen->fn.stack_size = gen->stack_high = 0;
-	int vars_slot = gen->subprograms.count ? stack_alloc(gen, 8) : 0;
+	int vars_slot = gen->subprograms.count ? gen_stack_alloc(gen, 8) : 0;
 	/* the first instruction takes the probe's context from r1 */
 	frame_move(gen, main_size, 1, vars_slot, -1, gen->exit_label);
 	gen->fn.stack_size = gen->stack_high;

@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aggregations/aggregation.h"
 #include "ast.h"
 #include "codegen.h"
 #include "sema.h"
-
-#define RINGBUF_DEFAULT_BYTES (1 << 20)
 
 const struct map_size *compile_options_map_size(const struct compile_options *options,
 						const char *name)
@@ -42,21 +41,21 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 		if (map->role != MAP_ROLE_USER)
 			continue;
 		uint32_t key_size = map->key_type ? (type_storage_size(map->key_type) + 7) & ~7 : 0;
-		bool bucketed = map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST;
+		bool bucketed = type_is_bucketed(map->value_type);
 		if (bucketed)
 			key_size += 8;
 		map->key_size = key_size ? key_size : 8;
 		map->value_size = (type_storage_size(map->value_type) + 7) & ~7;
 		if (map->value_size == 0)
 			map->value_size = 8;
-		if (bucketed && hist_sums)
-			map->value_size = 16;
 		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
 									 : BPF_MAP_TYPE_HASH;
-		/* a keyless count() is one per-CPU slot: an array's lookup is
-		 * inlined by the verifier, and like bpftrace it prints `@: 0`
-		 * before its first event and after clear() */
-		if (map->value_type->kind == TYPE_COUNT && !map->key_type) {
+		const struct aggregation *aggregation = map->value_type->aggregation;
+		/* hist/lhist buckets that also sum their values (sonde serve) */
+		if (aggregation && hist_sums && aggregation->summed_value_size)
+			map->value_size = (uint32_t)aggregation->summed_value_size;
+		/* a keyless count() is one per-CPU array slot (aggregations/count.c) */
+		if (aggregation && aggregation->keyless_array && !map->key_type) {
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
 			map->max_entries = 1;
@@ -68,9 +67,7 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 			const struct type *value = map->value_type;
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
 			map->key_size = 4;
-			map->max_entries = value->kind == TYPE_HIST
-				? 2 + (64u << value->hist_bits)
-				: (uint32_t)((value->lhist_max - value->lhist_min) / value->lhist_step) + 2;
+			map->max_entries = (uint32_t)aggregation->bucket_count(value);
 			free(map->sized_by);
 			map->sized_by = NULL;
 		}
@@ -140,14 +137,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 	int result = sema_analyze(&sema, &ast);
 	if (result == 0) {
 		lay_out_maps(program, options->hist_sums);
-		const char *ringbuf_env = getenv("SONDE_RINGBUF_SIZE");
-		long ringbuf_bytes = ringbuf_env ? strtol(ringbuf_env, NULL, 0) : RINGBUF_DEFAULT_BYTES;
-		/* the kernel wants a power of two that is a multiple of the page size */
-		long size = 4096;
-		while (size < ringbuf_bytes && size < (1L << 30))
-			size <<= 1;
+		/* its size is the loader's (SONDE_RINGBUF_SIZE, runtime/load.c) */
 		program->ringbuf_map_id = add_internal_map(program, ".ringbuf", MAP_ROLE_RINGBUF,
-							   BPF_MAP_TYPE_RINGBUF, 0, 0, (uint32_t)size);
+							   BPF_MAP_TYPE_RINGBUF, 0, 0, 0);
 		program->lost_map_id = add_internal_map(program, ".lost", MAP_ROLE_LOST,
 							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
 							(uint32_t)(LOST_SLOT_ZERO_DIVISOR +
@@ -257,4 +249,11 @@ int compile_program(const struct source *source, const struct compile_options *o
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;
+}
+
+void compile_free(struct program *program)
+{
+	for (int i = 0; i < program->points.count; i++)
+		probe_point_free(program->points.items[i]);
+	program_free(program);
 }

@@ -57,5 +57,7 @@ const struct map_size *compile_options_map_size(const struct compile_options *op
 /* Returns 0, or -1 after reporting every error through diag. */
 int compile_program(const struct source *source, const struct compile_options *options,
 		    struct program *program, struct diag *diag);
+/* Frees everything compile_program put in program (its probe points too). */
+void compile_free(struct program *program);
 
 #endif

@@ -16,27 +16,23 @@
  * Types of `args` differ between the points of one wildcard probe; codegen
  * re-types a block for each point through sema_retype_for_point.
  */
-#include "sema.h"
+#include "sema_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aggregations/aggregation.h"
 #include "../common/names.h"
 #include "../common/printf_format.h"
 #include "../kernel/btf.h"
-#include "functions.h"
+#include "builtins/builtins.h"
 
 #define MAX_MAP_ENTRIES 4096 /* bpftrace's default too; SONDE_MAX_MAP_ENTRIES overrides */
 
-static void check_expr(struct sema *sema, struct node *node);
 static void check_stmts(struct sema *sema, struct node *list);
-static struct type *task_struct_pointer(void);
 
-static void error_at(struct sema *sema, struct src_loc loc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void error_at(struct sema *sema, struct src_loc loc, const char *fmt, ...)
+void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
 {
 	sema->error_count++;
 	if (!sema->report)
@@ -51,22 +47,14 @@ static void error_at(struct sema *sema, struct src_loc loc, const char *fmt, ...
 	free(message);
 }
 
-static bool is_int(const struct node *node)
+bool sema_is_int(const struct node *node)
 {
 	return node->type && type_is_integer_like(node->type);
 }
 
-static bool is_string(const struct node *node)
+bool sema_is_string(const struct node *node)
 {
 	return node->type && node->type->kind == TYPE_STRING;
-}
-
-static int count_list(const struct node *list)
-{
-	int count = 0;
-	for (; list; list = list->next)
-		count++;
-	return count;
 }
 
 /* ---- maps ---- */
@@ -86,7 +74,7 @@ static void size_map(const struct sema *sema, struct map_desc *map)
 	map->sized_by = xstrdup("SONDE_MAX_MAP_ENTRIES");
 }
 
-static struct map_desc *map_for(struct sema *sema, struct node *map_node)
+struct map_desc *sema_map_for(struct sema *sema, struct node *map_node)
 {
 	struct program *program = sema->program;
 	for (int i = 0; i < program->maps.count; i++) {
@@ -148,7 +136,7 @@ static struct type *merge_types(struct type *a, struct type *b)
 /* The key type a map access implies: none, one key, or a tuple of keys. */
 static struct type *key_type_of(struct node *map_node, bool *is_multi)
 {
-	int count = count_list(map_node->args);
+	int count = ast_list_length(map_node->args);
 	*is_multi = count > 1;
 	if (count == 0)
 		return NULL;
@@ -180,7 +168,7 @@ static const char *describe_key(const struct map_desc *map)
  * labels): a builtin's own name, NULL for anything else. */
 static void record_key_names(struct map_desc *map, const struct node *map_node)
 {
-	int count = count_list(map_node->args), i = 0;
+	int count = ast_list_length(map_node->args), i = 0;
 
 	if (map->key_names || count == 0)
 		return;
@@ -192,20 +180,20 @@ static void record_key_names(struct map_desc *map, const struct node *map_node)
 }
 
 /* Checks the keys of a map access and records the key type. */
-static struct map_desc *check_map_access(struct sema *sema, struct node *map_node)
+struct map_desc *sema_check_map_access(struct sema *sema, struct node *map_node)
 {
 	for (struct node *key = map_node->args; key; key = key->next) {
-		check_expr(sema, key);
+		sema_check_expr(sema, key);
 		if (key->type && (key->type->kind == TYPE_VOID || type_is_aggregation(key->type) ||
 				  key->type->kind == TYPE_RECORD)) {
-			error_at(sema, key->loc, "%s cannot be used as a map key",
+			sema_error(sema, key->loc, "%s cannot be used as a map key",
 				 type_name(key->type));
 			return NULL;
 		}
 		if (key->type && key->type->kind == TYPE_NONE)
 			return NULL;
 	}
-	struct map_desc *map = map_for(sema, map_node);
+	struct map_desc *map = sema_map_for(sema, map_node);
 	bool is_multi = false;
 	struct type *key_type = key_type_of(map_node, &is_multi);
 	bool had_use = map->key_type != NULL || map->value_type != NULL;
@@ -214,17 +202,17 @@ static struct map_desc *check_map_access(struct sema *sema, struct node *map_nod
 		map->key_is_multi = is_multi;
 		record_key_names(map, map_node);
 	} else if (!map->key_type && key_type && map->value_type) {
-		error_at(sema, map_node->loc, "map %s is used without a key elsewhere; here it has key %s",
+		sema_error(sema, map_node->loc, "map %s is used without a key elsewhere; here it has key %s",
 			 map->name, type_name(key_type));
 		return NULL;
 	} else if (map->key_type && !key_type) {
-		error_at(sema, map_node->loc, "map %s needs a key of type %s", map->name,
+		sema_error(sema, map_node->loc, "map %s needs a key of type %s", map->name,
 			 describe_key(map));
 		return NULL;
 	} else if (map->key_type && key_type) {
 		struct type *merged = merge_types(map->key_type, key_type);
 		if (!merged || map->key_is_multi != is_multi) {
-			error_at(sema, map_node->loc,
+			sema_error(sema, map_node->loc,
 				 "map %s is keyed by %s elsewhere; here the key is %s", map->name,
 				 describe_key(map), type_name(key_type));
 			return NULL;
@@ -240,7 +228,7 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 	if (!value_type || value_type->kind == TYPE_NONE)
 		return;
 	if (value_type->kind == TYPE_VOID) {
-		error_at(sema, map_node->loc, "cannot store a value of type void in map %s", map->name);
+		sema_error(sema, map_node->loc, "cannot store a value of type void in map %s", map->name);
 		return;
 	}
 	if (!map->value_type) {
@@ -250,7 +238,7 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 	if (type_is_aggregation(map->value_type) || type_is_aggregation(value_type)) {
 		if (map->value_type->kind != value_type->kind ||
 		    !type_equal(map->value_type, value_type)) {
-			error_at(sema, map_node->loc,
+			sema_error(sema, map_node->loc,
 				 "map %s holds %s elsewhere; it cannot also hold %s", map->name,
 				 type_name(map->value_type), type_name(value_type));
 		}
@@ -258,7 +246,7 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 	}
 	struct type *merged = merge_types(map->value_type, value_type);
 	if (!merged) {
-		error_at(sema, map_node->loc,
+		sema_error(sema, map_node->loc,
 			 "map %s holds %s elsewhere; it cannot also hold %s", map->name,
 			 type_name(map->value_type), type_name(value_type));
 		return;
@@ -286,7 +274,7 @@ static void var_assign(struct sema *sema, struct node *var, struct type *type)
 	} else if (type && type->kind != TYPE_NONE) {
 		struct type *merged = merge_types(info->type, type);
 		if (!merged) {
-			error_at(sema, var->loc, "$%s holds %s; it cannot also hold %s", var->name,
+			sema_error(sema, var->loc, "$%s holds %s; it cannot also hold %s", var->name,
 				 type_name(info->type), type_name(type));
 			return;
 		}
@@ -296,61 +284,7 @@ static void var_assign(struct sema *sema, struct node *var, struct type *type)
 	var->type = info->type;
 }
 
-/* ---- builtin variables ---- */
-
-struct builtin_var {
-	const char *name;
-	int size;          /* 8 for integers; string size for strings */
-	bool is_signed;
-	bool is_string;
-	unsigned needs;    /* probe_feature bits the point must offer */
-};
-
-static const struct builtin_var builtin_vars[] = {
-	{ "pid", 8, false, false, 0 },
-	{ "tid", 8, false, false, 0 },
-	{ "uid", 8, false, false, 0 },
-	{ "gid", 8, false, false, 0 },
-	{ "nsecs", 8, false, false, 0 },
-	{ "elapsed", 8, false, false, 0 },
-	{ "cpu", 8, false, false, 0 },
-	{ "numaid", 8, false, false, 0 },
-	{ "cgroup", 8, false, false, 0 },
-	{ "curtask", 8, false, false, 0 },
-	{ "rand", 8, false, false, 0 },
-	{ "jiffies", 8, false, false, 0 },
-	{ "cpid", 8, false, false, 0 },
-	{ "comm", 16, false, true, 0 },
-	{ "retval", 8, true, false, PROBE_HAS_RETVAL },
-	{ "func", 0, false, true, PROBE_HAS_FUNC },
-};
-
-static int parse_arg_index(const char *name)
-{
-	if (strncmp(name, "arg", 3) != 0 || !name[3])
-		return -1;
-	char *end;
-	long index = strtol(name + 3, &end, 10);
-	if (*end || index < 0 || index > 15)
-		return -1;
-	return (int)index;
-}
-
-/* `probe` and `func` are constants that differ between the points of one
- * block, but the block's event layouts are shared, so every point gets the
- * size of the longest. */
-static int longest_point_text(struct sema *sema, bool function)
-{
-	int longest = 0;
-	for (int i = 0; sema->probe && i < sema->probe->points.count; i++) {
-		const struct probe_point *point = sema->probe->points.items[i];
-		const char *text = function ? point->function : point->name;
-		int length = text ? (int)strlen(text) : 0;
-		if (length > longest)
-			longest = length;
-	}
-	return longest;
-}
+/* ---- identifiers: builtin variables and constants ---- */
 
 /* Kernel-internal #defines that bpftrace's tools use and that no header on
  * a machine without kernel sources provides (bpftrace finds them through
@@ -388,72 +322,16 @@ static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
 static void check_builtin(struct sema *sema, struct node *node)
 {
 	const char *name = node->name;
-	if (strcmp(name, "args") == 0) {
-		if (sema->map_loop_depth) {
-			error_at(sema, node->loc, "args cannot be used inside a for loop over a map");
+	const struct variable_def *variable = variable_lookup(name, &node->int_value);
+	if (variable) {
+		node->variable = variable;
+		if (variable->needs && (!sema->point || !(sema->point->features & variable->needs))) {
+			sema_error(sema, node->loc, "%s is not available for probe %s", name,
+				   sema->point ? sema->point->name : "");
 			node->type = type_none();
 			return;
 		}
-		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGS) || !sema->point->args_type) {
-			error_at(sema, node->loc, "the probe %s has no args",
-				 sema->point ? sema->point->name : "");
-			node->type = type_none();
-			return;
-		}
-		node->type = sema->point->args_type;
-		return;
-	}
-	if (strcmp(name, "probe") == 0) {
-		node->type = type_string(longest_point_text(sema, false) + 1);
-		return;
-	}
-	if (parse_arg_index(name) >= 0) {
-		if (!sema->point || !(sema->point->features & PROBE_HAS_ARGN)) {
-			error_at(sema, node->loc, "%s is not available for probe %s (it has no numbered arguments%s)",
-				 name, sema->point ? sema->point->name : "",
-				 sema->point && (sema->point->features & PROBE_HAS_ARGS) ? "; use args" : "");
-			node->type = type_none();
-			return;
-		}
-		int index = parse_arg_index(name);
-		struct probe_point *point = sema->point;
-		if ((point->args_access == ARGS_PT_REGS ||
-		     (point->args_access == ARGS_U64_ARRAY && point->arg_count > 0)) &&
-		    index >= point->arg_count) {
-			error_at(sema, node->loc, "%s is out of range: probe %s has %d argument%s", name,
-				 point->name, point->arg_count, point->arg_count == 1 ? "" : "s");
-			node->type = type_none();
-			return;
-		}
-		if (point->args_access == ARGS_PT_REGS && point->arg_locations &&
-		    point->arg_locations[index].size < 8)
-			node->type = type_int(point->arg_locations[index].size,
-					      point->arg_locations[index].is_signed);
-		else
-			node->type = type_int(8, false);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(builtin_vars) / sizeof(builtin_vars[0]); i++) {
-		const struct builtin_var *var = &builtin_vars[i];
-		if (strcmp(var->name, name) != 0)
-			continue;
-		if (var->needs && (!sema->point || !(sema->point->features & var->needs))) {
-			error_at(sema, node->loc, "%s is not available for probe %s", name,
-				 sema->point ? sema->point->name : "");
-			node->type = type_none();
-			return;
-		}
-		if (strcmp(name, "cpid") == 0 && !sema->options->child_pid) {
-			error_at(sema, node->loc, "cpid is only available with -c CMD");
-			node->type = type_none();
-			return;
-		}
-		if (strcmp(name, "func") == 0)
-			node->type = type_string(longest_point_text(sema, true) + 1);
-		else if (var->is_string)
-			node->type = type_string(var->size ? var->size : sema->options->max_strlen);
-		else
-			node->type = type_int(var->size, var->is_signed);
+		variable->check(sema, node);
 		return;
 	}
 	int64_t constant;
@@ -463,7 +341,7 @@ static void check_builtin(struct sema *sema, struct node *node)
 		node->const_value = (uint64_t)constant;
 		return;
 	}
-	error_at(sema, node->loc, "unknown identifier '%s'", name);
+	sema_error(sema, node->loc, "unknown identifier '%s'", name);
 	node->type = type_none();
 }
 
@@ -539,23 +417,23 @@ static struct type_field *record_field(struct type *record, const char *name)
 
 static void check_cast(struct sema *sema, struct node *node)
 {
-	check_expr(sema, node->lhs);
+	sema_check_expr(sema, node->lhs);
 	char *error = NULL;
 	struct type *target = resolve_type_name(node->name, &error);
 	if (!target) {
-		error_at(sema, node->loc, "%s", error);
+		sema_error(sema, node->loc, "%s", error);
 		free(error);
 		node->type = type_none();
 		return;
 	}
 	if (target->kind == TYPE_RECORD) {
-		error_at(sema, node->loc, "cannot cast a value to %s; cast to a pointer: (%s *)",
+		sema_error(sema, node->loc, "cannot cast a value to %s; cast to a pointer: (%s *)",
 			 node->name, node->name);
 		node->type = type_none();
 		return;
 	}
-	if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !is_int(node->lhs)) {
-		error_at(sema, node->lhs->loc, "cannot cast %s to %s", type_name(node->lhs->type),
+	if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs)) {
+		sema_error(sema, node->lhs->loc, "cannot cast %s to %s", type_name(node->lhs->type),
 			 node->name);
 		node->type = type_none();
 		return;
@@ -589,7 +467,7 @@ static void check_positional(struct sema *sema, struct node *node)
 	int64_t value = positional_int(sema, node, &is_number);
 	node->is_constant = true;
 	if (index < 1) {
-		error_at(sema, node->loc, "$%d is not a positional parameter: they are numbered from $1",
+		sema_error(sema, node->loc, "$%d is not a positional parameter: they are numbered from $1",
 			 index);
 		node->type = type_none();
 		return;
@@ -604,7 +482,7 @@ static void check_positional(struct sema *sema, struct node *node)
 		node->type = type_int(8, true);
 		node->const_value = (uint64_t)value;
 	} else {
-		error_at(sema, node->loc, "$%d is '%s', not a number; use str($%d) for text", index,
+		sema_error(sema, node->loc, "$%d is '%s', not a number; use str($%d) for text", index,
 			 sema->options->positional[index - 1], index);
 		node->type = type_none();
 	}
@@ -710,21 +588,21 @@ static void check_operand_range(struct sema *sema, struct node *node, enum op op
 		return;
 	if (op == OP_DIV || op == OP_MOD) {
 		if (rhs->is_constant && rhs->const_value == 0) {
-			error_at(sema, loc, "%s by zero", op == OP_DIV ? "division" : "remainder");
+			sema_error(sema, loc, "%s by zero", op == OP_DIV ? "division" : "remainder");
 		} else if (!rhs->is_constant && node->check_id == 0) {
 			vec_push(&sema->program->zero_divisors, loc);
 			node->check_id = sema->program->zero_divisors.count;
 		}
 	} else if ((op == OP_SHL || op == OP_SHR) && rhs->is_constant && rhs->const_value >= 64) {
-		error_at(sema, loc, "shift by %lld: the count must be 0 to 63",
+		sema_error(sema, loc, "shift by %lld: the count must be 0 to 63",
 			 (long long)rhs->const_value);
 	}
 }
 
 static void check_binary(struct sema *sema, struct node *node)
 {
-	check_expr(sema, node->lhs);
-	check_expr(sema, node->rhs);
+	sema_check_expr(sema, node->lhs);
+	sema_check_expr(sema, node->rhs);
 	assume_untyped_map_int(sema, node->lhs);
 	assume_untyped_map_int(sema, node->rhs);
 	struct type *left = node->lhs->type, *right = node->rhs->type;
@@ -733,12 +611,12 @@ static void check_binary(struct sema *sema, struct node *node)
 		return;
 	}
 	bool comparison = node->op >= OP_EQ && node->op <= OP_GE;
-	if (is_string(node->lhs) || is_string(node->rhs)) {
-		if (!(is_string(node->lhs) && is_string(node->rhs))) {
-			error_at(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
+	if (sema_is_string(node->lhs) || sema_is_string(node->rhs)) {
+		if (!(sema_is_string(node->lhs) && sema_is_string(node->rhs))) {
+			sema_error(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
 				 type_name(left), type_name(right));
 		} else if (node->op != OP_EQ && node->op != OP_NE) {
-			error_at(sema, node->loc, "strings can only be compared with == and !=");
+			sema_error(sema, node->loc, "strings can only be compared with == and !=");
 		}
 		node->type = type_int(8, false);
 		if (node->lhs->kind == NODE_STRING && node->rhs->kind == NODE_STRING) {
@@ -751,15 +629,15 @@ static void check_binary(struct sema *sema, struct node *node)
 	if (left->kind == TYPE_ARRAY || right->kind == TYPE_ARRAY) {
 		/* element by element, as bpftrace compares arrays of integers */
 		if (node->op != OP_EQ && node->op != OP_NE)
-			error_at(sema, node->loc, "arrays can only be compared with == and !=");
+			sema_error(sema, node->loc, "arrays can only be compared with == and !=");
 		else if (!type_equal(left, right) || !left->pointee || left->pointee->kind != TYPE_INT)
-			error_at(sema, node->loc, "cannot compare %s and %s: only integer arrays of the "
+			sema_error(sema, node->loc, "cannot compare %s and %s: only integer arrays of the "
 				 "same type and length", type_name(left), type_name(right));
 		node->type = type_int(8, false);
 		return;
 	}
-	if (!is_int(node->lhs) || !is_int(node->rhs)) {
-		error_at(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
+	if (!sema_is_int(node->lhs) || !sema_is_int(node->rhs)) {
+		sema_error(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
 			 type_name(left), type_name(right));
 		node->type = type_none();
 		return;
@@ -782,15 +660,15 @@ static void check_binary(struct sema *sema, struct node *node)
 
 static void check_unary(struct sema *sema, struct node *node)
 {
-	check_expr(sema, node->lhs);
+	sema_check_expr(sema, node->lhs);
 	if (!node->lhs->type || node->lhs->type->kind == TYPE_NONE) {
 		node->type = type_none();
 		return;
 	}
 	switch (node->op) {
 	case OP_LNOT:
-		if (!is_int(node->lhs))
-			error_at(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
+		if (!sema_is_int(node->lhs))
+			sema_error(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
 		node->type = type_int(8, false);
 		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
 			node->is_constant = true;
@@ -799,8 +677,8 @@ static void check_unary(struct sema *sema, struct node *node)
 		return;
 	case OP_NEG:
 	case OP_BITNOT:
-		if (!is_int(node->lhs)) {
-			error_at(sema, node->loc, "cannot apply '%s' to %s", op_spelling(node->op),
+		if (!sema_is_int(node->lhs)) {
+			sema_error(sema, node->loc, "cannot apply '%s' to %s", op_spelling(node->op),
 				 type_name(node->lhs->type));
 			node->type = type_none();
 			return;
@@ -812,9 +690,9 @@ static void check_unary(struct sema *sema, struct node *node)
 		}
 		return;
 	case OP_DEREF:
-		if (node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "curtask") == 0 &&
-		    task_struct_pointer())
-			node->lhs->type = task_struct_pointer();
+		if (node->lhs->kind == NODE_BUILTIN && node->lhs->variable &&
+		    node->lhs->variable->points_to && node->lhs->variable->points_to())
+			node->lhs->type = node->lhs->variable->points_to();
 		if (node->lhs->type->kind == TYPE_POINTER && node->lhs->type->pointee &&
 		    (node->lhs->type->pointee->kind == TYPE_RECORD ||
 		     node->lhs->type->pointee->kind == TYPE_POINTER)) {
@@ -824,7 +702,7 @@ static void check_unary(struct sema *sema, struct node *node)
 			return;
 		}
 		if (node->lhs->type->kind != TYPE_POINTER && node->lhs->type->kind != TYPE_INT) {
-			error_at(sema, node->loc, "cannot dereference %s", type_name(node->lhs->type));
+			sema_error(sema, node->loc, "cannot dereference %s", type_name(node->lhs->type));
 			node->type = type_none();
 			return;
 		}
@@ -835,32 +713,24 @@ static void check_unary(struct sema *sema, struct node *node)
 			node->type = type_int(8, true);
 		return;
 	default:
-		error_at(sema, node->loc, "operator '%s' is not supported here", op_spelling(node->op));
+		sema_error(sema, node->loc, "operator '%s' is not supported here", op_spelling(node->op));
 		node->type = type_none();
 		return;
 	}
 }
 
-/* `curtask` is an integer for printing, but curtask->field reads the
- * current task_struct, as in bpftrace. */
-static struct type *task_struct_pointer(void)
-{
-	struct type *task = btf_available() ? btf_type_by_name("struct task_struct") : NULL;
-	return task ? type_pointer(task, false) : NULL;
-}
-
 static void check_field(struct sema *sema, struct node *node)
 {
-	check_expr(sema, node->lhs);
+	sema_check_expr(sema, node->lhs);
 	struct type *base = node->lhs->type;
 	node->type = type_none();
 	if (!base || base->kind == TYPE_NONE)
 		return;
-	if (node->lhs->kind == NODE_BUILTIN && strcmp(node->lhs->name, "curtask") == 0) {
-		base = task_struct_pointer();
+	if (node->lhs->kind == NODE_BUILTIN && node->lhs->variable && node->lhs->variable->points_to) {
+		base = node->lhs->variable->points_to();
 		if (!base) {
-			error_at(sema, node->lhs->loc, "curtask->%s needs the kernel's BTF type information, "
-				 "which this kernel does not provide", node->name);
+			sema_error(sema, node->lhs->loc, "%s->%s needs the kernel's BTF type information, "
+				 "which this kernel does not provide", node->lhs->name, node->name);
 			return;
 		}
 		node->lhs->type = base;
@@ -870,11 +740,11 @@ static void check_field(struct sema *sema, struct node *node)
 		base = base->pointee;
 	else if (node->is_arrow && base->kind == TYPE_RECORD && node->lhs->kind != NODE_BUILTIN &&
 		 base->btf_id) {
-		error_at(sema, node->loc, "'->' needs a pointer; %s is a struct, use '.'", type_name(base));
+		sema_error(sema, node->loc, "'->' needs a pointer; %s is a struct, use '.'", type_name(base));
 		return;
 	}
 	if (base->kind != TYPE_RECORD) {
-		error_at(sema, node->loc, "%s has no fields (it is %s)",
+		sema_error(sema, node->loc, "%s has no fields (it is %s)",
 			 node->lhs->kind == NODE_BUILTIN ? node->lhs->name : "this expression",
 			 type_name(base));
 		return;
@@ -889,28 +759,28 @@ static void check_field(struct sema *sema, struct node *node)
 		return;
 	}
 	if (base->btf_id)
-		error_at(sema, node->loc, "%s has no field named '%s'", type_name(base), node->name);
+		sema_error(sema, node->loc, "%s has no field named '%s'", type_name(base), node->name);
 	else
-		error_at(sema, node->loc, "%s has no field named '%s'",
+		sema_error(sema, node->loc, "%s has no field named '%s'",
 			 sema->point ? sema->point->name : "args", node->name);
 }
 
 /* p[i] on a pointer, or a[i] on an array field */
 static void check_index(struct sema *sema, struct node *node)
 {
-	check_expr(sema, node->lhs);
-	check_expr(sema, node->rhs);
+	sema_check_expr(sema, node->lhs);
+	sema_check_expr(sema, node->rhs);
 	node->type = type_none();
 	struct type *base = node->lhs->type;
 	if (!base || base->kind == TYPE_NONE || !node->rhs->type || node->rhs->type->kind == TYPE_NONE)
 		return;
-	if (!is_int(node->rhs)) {
-		error_at(sema, node->rhs->loc, "an index must be an integer, not %s", type_name(node->rhs->type));
+	if (!sema_is_int(node->rhs)) {
+		sema_error(sema, node->rhs->loc, "an index must be an integer, not %s", type_name(node->rhs->type));
 		return;
 	}
 	if (base->kind == TYPE_ARRAY && base->array_length > 0 && node->rhs->is_constant &&
 	    node->rhs->const_value >= (uint64_t)base->array_length) {
-		error_at(sema, node->rhs->loc, "index %lld is out of bounds for %s",
+		sema_error(sema, node->rhs->loc, "index %lld is out of bounds for %s",
 			 (long long)node->rhs->const_value, type_name(base));
 		return;
 	}
@@ -921,23 +791,23 @@ static void check_index(struct sema *sema, struct node *node)
 	if (base->kind == TYPE_POINTER)
 		node->type = type_int(1, false);
 	else
-		error_at(sema, node->loc, "cannot index %s", type_name(base));
+		sema_error(sema, node->loc, "cannot index %s", type_name(base));
 }
 
 static void check_tuple_index(struct sema *sema, struct node *node)
 {
-	check_expr(sema, node->lhs);
+	sema_check_expr(sema, node->lhs);
 	struct type *base = node->lhs->type;
 	node->type = type_none();
 	if (!base || base->kind == TYPE_NONE)
 		return;
 	if (base->kind != TYPE_TUPLE) {
-		error_at(sema, node->loc, "only tuples can be indexed with .N; this is %s",
+		sema_error(sema, node->loc, "only tuples can be indexed with .N; this is %s",
 			 type_name(base));
 		return;
 	}
 	if (node->int_value >= (uint64_t)base->field_count) {
-		error_at(sema, node->loc, "tuple index %llu is out of range: the tuple has %d elements",
+		sema_error(sema, node->loc, "tuple index %llu is out of range: the tuple has %d elements",
 			 (unsigned long long)node->int_value, base->field_count);
 		return;
 	}
@@ -946,18 +816,18 @@ static void check_tuple_index(struct sema *sema, struct node *node)
 
 static void check_tuple(struct sema *sema, struct node *node)
 {
-	int count = count_list(node->args);
+	int count = ast_list_length(node->args);
 	struct type **elements = xcalloc(count, sizeof(*elements));
 	int i = 0;
 	bool ok = true;
 	for (struct node *element = node->args; element; element = element->next) {
-		check_expr(sema, element);
+		sema_check_expr(sema, element);
 		struct type *type = element->type;
 		if (!type || type->kind == TYPE_NONE) {
 			ok = false;
 		} else if (type->kind == TYPE_VOID || type_is_aggregation(type) ||
 			   type->kind == TYPE_RECORD) {
-			error_at(sema, element->loc, "%s cannot be part of a tuple", type_name(type));
+			sema_error(sema, element->loc, "%s cannot be part of a tuple", type_name(type));
 			ok = false;
 		}
 		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
@@ -971,25 +841,25 @@ static void check_call(struct sema *sema, struct node *node)
 	const struct function_def *def = function_lookup(node->name);
 	node->type = type_none();
 	if (!def) {
-		error_at(sema, node->loc, "unknown function '%s'", node->name);
+		sema_error(sema, node->loc, "unknown function '%s'", node->name);
 		return;
 	}
-	node->func_id = (int)(def - function_get(0));
-	int count = count_list(node->args);
+	node->function = def;
+	int count = ast_list_length(node->args);
 	if (count < def->min_args || (def->max_args >= 0 && count > def->max_args)) {
 		if (def->min_args == def->max_args)
-			error_at(sema, node->loc, "%s() takes %d argument%s, %d given", def->name,
+			sema_error(sema, node->loc, "%s() takes %d argument%s, %d given", def->name,
 				 def->min_args, def->min_args == 1 ? "" : "s", count);
 		else if (def->max_args < 0)
-			error_at(sema, node->loc, "%s() takes at least %d argument%s, %d given",
+			sema_error(sema, node->loc, "%s() takes at least %d argument%s, %d given",
 				 def->name, def->min_args, def->min_args == 1 ? "" : "s", count);
 		else
-			error_at(sema, node->loc, "%s() takes %d to %d arguments, %d given", def->name,
+			sema_error(sema, node->loc, "%s() takes %d to %d arguments, %d given", def->name,
 				 def->min_args, def->max_args, count);
 		return;
 	}
 	if (def->needs_unsafe && !sema->options->unsafe) {
-		error_at(sema, node->loc, "%s() is unsafe: run sonde with --unsafe to allow it",
+		sema_error(sema, node->loc, "%s() is unsafe: run sonde with --unsafe to allow it",
 			 def->name);
 		return;
 	}
@@ -998,7 +868,7 @@ static void check_call(struct sema *sema, struct node *node)
 
 static void check_map_read(struct sema *sema, struct node *node)
 {
-	struct map_desc *map = check_map_access(sema, node);
+	struct map_desc *map = sema_check_map_access(sema, node);
 	node->type = type_none();
 	if (!map)
 		return;
@@ -1012,26 +882,24 @@ static void check_map_read(struct sema *sema, struct node *node)
 			map->value_type = type_int(8, true);
 			node->type = map->value_type;
 		} else if (sema->report) {
-			error_at(sema, node->loc, "map %s is read but never assigned", map->name);
+			sema_error(sema, node->loc, "map %s is read but never assigned", map->name);
 		}
 		return;
 	}
-	enum type_kind kind = map->value_type->kind;
-	if (kind == TYPE_COUNT || kind == TYPE_SUM || kind == TYPE_MIN || kind == TYPE_MAX ||
-	    kind == TYPE_AVG) {
+	if (type_is_aggregation(map->value_type) && map->value_type->aggregation->read) {
 		/* read as the combined value of every CPU's share */
-		node->type = type_int(8, kind == TYPE_COUNT ? false : map->value_type->is_signed);
+		node->type = type_int(8, map->value_type->is_signed);
 		return;
 	}
 	if (type_is_aggregation(map->value_type)) {
-		error_at(sema, node->loc, "the value of %s (%s) can only be printed, not used in an expression",
+		sema_error(sema, node->loc, "the value of %s (%s) can only be printed, not used in an expression",
 			 map->name, type_name(map->value_type));
 		return;
 	}
 	node->type = map->value_type;
 }
 
-static void check_expr(struct sema *sema, struct node *node)
+void sema_check_expr(struct sema *sema, struct node *node)
 {
 	switch (node->kind) {
 	case NODE_INT:
@@ -1057,7 +925,7 @@ static void check_expr(struct sema *sema, struct node *node)
 	case NODE_VAR: {
 		struct var_info *info = var_find(sema, node->name);
 		if (!info) {
-			error_at(sema, node->loc, "$%s is used before it is assigned", node->name);
+			sema_error(sema, node->loc, "$%s is used before it is assigned", node->name);
 			node->type = type_none();
 			break;
 		}
@@ -1079,34 +947,34 @@ static void check_expr(struct sema *sema, struct node *node)
 		break;
 	case NODE_INCDEC:
 		if (node->lhs->kind != NODE_VAR && node->lhs->kind != NODE_MAP) {
-			error_at(sema, node->loc, "'%s' needs a $variable or @map", op_spelling(node->op));
+			sema_error(sema, node->loc, "'%s' needs a $variable or @map", op_spelling(node->op));
 			node->type = type_none();
 			break;
 		}
 		if (node->lhs->kind == NODE_MAP) {
-			struct map_desc *map = check_map_access(sema, node->lhs);
+			struct map_desc *map = sema_check_map_access(sema, node->lhs);
 			if (map) {
 				set_map_value(sema, node->lhs, map, type_int(8, true));
 				node->lhs->type = map->value_type;
 			}
 		} else {
-			check_expr(sema, node->lhs);
+			sema_check_expr(sema, node->lhs);
 		}
-		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !is_int(node->lhs))
-			error_at(sema, node->loc, "'%s' needs an integer, not %s", op_spelling(node->op),
+		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs))
+			sema_error(sema, node->loc, "'%s' needs an integer, not %s", op_spelling(node->op),
 				 type_name(node->lhs->type));
 		node->type = type_int(8, true);
 		break;
 	case NODE_TERNARY:
-		check_expr(sema, node->cond);
-		check_expr(sema, node->lhs);
-		check_expr(sema, node->rhs);
-		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
-			error_at(sema, node->cond->loc, "condition must be an integer, not %s",
+		sema_check_expr(sema, node->cond);
+		sema_check_expr(sema, node->lhs);
+		sema_check_expr(sema, node->rhs);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
+			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
 		node->type = merge_types(node->lhs->type, node->rhs->type);
 		if (!node->type) {
-			error_at(sema, node->loc, "both branches of '?:' must have the same type (%s vs %s)",
+			sema_error(sema, node->loc, "both branches of '?:' must have the same type (%s vs %s)",
 				 type_name(node->lhs->type), type_name(node->rhs->type));
 			node->type = type_none();
 		}
@@ -1133,7 +1001,7 @@ static void check_expr(struct sema *sema, struct node *node)
 			char *error = NULL;
 			struct type *type = resolve_type_name(node->name, &error);
 			if (!type) {
-				error_at(sema, node->loc, "%s", error);
+				sema_error(sema, node->loc, "%s", error);
 				free(error);
 				break;
 			}
@@ -1142,7 +1010,7 @@ static void check_expr(struct sema *sema, struct node *node)
 			/* sizeof(pid_t) style: the parser cannot tell a type name from an identifier */
 			node->const_value = parse_int_type_name(node->lhs->name)->size;
 		} else {
-			check_expr(sema, node->lhs);
+			sema_check_expr(sema, node->lhs);
 			node->const_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
 		}
 		break;
@@ -1154,7 +1022,7 @@ static void check_expr(struct sema *sema, struct node *node)
 		char *error = NULL;
 		struct type *type = resolve_type_name(node->name, &error);
 		if (!type) {
-			error_at(sema, node->loc, "%s", error);
+			sema_error(sema, node->loc, "%s", error);
 			free(error);
 			break;
 		}
@@ -1163,7 +1031,7 @@ static void check_expr(struct sema *sema, struct node *node)
 		for (char *part = strtok(path, "."); part; part = strtok(NULL, ".")) {
 			struct type_field *field = type->kind == TYPE_RECORD ? record_field(type, part) : NULL;
 			if (!field) {
-				error_at(sema, node->loc, "%s has no field named '%s'", type_name(type), part);
+				sema_error(sema, node->loc, "%s has no field named '%s'", type_name(type), part);
 				break;
 			}
 			offset += field->offset;
@@ -1174,7 +1042,7 @@ static void check_expr(struct sema *sema, struct node *node)
 		break;
 	}
 	default:
-		error_at(sema, node->loc, "this is a statement, not an expression");
+		sema_error(sema, node->loc, "this is a statement, not an expression");
 		node->type = type_none();
 		break;
 	}
@@ -1189,7 +1057,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	if (node->name) { /* let $x: TYPE [= value] */
 		declared = parse_int_type_name(node->name);
 		if (!declared) {
-			error_at(sema, node->loc, "unknown type '%s' in declaration of $%s", node->name,
+			sema_error(sema, node->loc, "unknown type '%s' in declaration of $%s", node->name,
 				 target->name);
 			return;
 		}
@@ -1199,39 +1067,39 @@ static void check_assign(struct sema *sema, struct node *node)
 		return;
 	}
 	if (declared) {
-		check_expr(sema, node->rhs);
-		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !is_int(node->rhs)) {
-			error_at(sema, node->rhs->loc, "$%s is declared %s but assigned %s", target->name,
+		sema_check_expr(sema, node->rhs);
+		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !sema_is_int(node->rhs)) {
+			sema_error(sema, node->rhs->loc, "$%s is declared %s but assigned %s", target->name,
 				 node->name, type_name(node->rhs->type));
 			return;
 		}
 		var_assign(sema, target, declared);
 		return;
 	}
-	check_expr(sema, node->rhs);
+	sema_check_expr(sema, node->rhs);
 	if (node->op != OP_ASSIGN)
 		check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	struct type *value = node->rhs->type;
 	bool is_aggregation = value && type_is_aggregation(value);
 	if (target->kind == NODE_VAR) {
 		if (is_aggregation) {
-			error_at(sema, node->rhs->loc, "%s() can only be assigned to a map",
+			sema_error(sema, node->rhs->loc, "%s() can only be assigned to a map",
 				 node->rhs->name);
 			return;
 		}
 		if (node->op != OP_ASSIGN) {
-			check_expr(sema, target);
-			if (target->type && target->type->kind != TYPE_NONE && !is_int(target))
-				error_at(sema, node->loc, "'%s=' needs an integer, not %s", op_spelling(node->op),
+			sema_check_expr(sema, target);
+			if (target->type && target->type->kind != TYPE_NONE && !sema_is_int(target))
+				sema_error(sema, node->loc, "'%s=' needs an integer, not %s", op_spelling(node->op),
 					 type_name(target->type));
 			return;
 		}
 		if (value && value->kind == TYPE_VOID) {
-			error_at(sema, node->rhs->loc, "this expression has no value to assign");
+			sema_error(sema, node->rhs->loc, "this expression has no value to assign");
 			return;
 		}
 		if (value && (value->kind == TYPE_RECORD || (value->kind == TYPE_ARRAY && !value->size))) {
-			error_at(sema, node->rhs->loc, "cannot store %s in a variable; store a pointer to it or "
+			sema_error(sema, node->rhs->loc, "cannot store %s in a variable; store a pointer to it or "
 				 "one of its fields", type_name(value));
 			return;
 		}
@@ -1239,19 +1107,19 @@ static void check_assign(struct sema *sema, struct node *node)
 		return;
 	}
 	if (target->kind != NODE_MAP) {
-		error_at(sema, target->loc, "can only assign to a $variable or @map");
+		sema_error(sema, target->loc, "can only assign to a $variable or @map");
 		return;
 	}
-	struct map_desc *map = check_map_access(sema, target);
+	struct map_desc *map = sema_check_map_access(sema, target);
 	if (!map)
 		return;
 	sema->map_uses.items[map->id].assigned = true;
 	if (node->op != OP_ASSIGN) {
-		if (value && value->kind != TYPE_NONE && !is_int(node->rhs))
-			error_at(sema, node->rhs->loc, "'%s=' needs an integer, not %s",
+		if (value && value->kind != TYPE_NONE && !sema_is_int(node->rhs))
+			sema_error(sema, node->rhs->loc, "'%s=' needs an integer, not %s",
 				 op_spelling(node->op), type_name(value));
 		if (map->value_type && type_is_aggregation(map->value_type))
-			error_at(sema, node->loc, "map %s holds %s; '%s=' cannot change it", map->name,
+			sema_error(sema, node->loc, "map %s holds %s; '%s=' cannot change it", map->name,
 				 type_name(map->value_type), op_spelling(node->op));
 		else
 			set_map_value(sema, target, map, type_int(8, true));
@@ -1261,7 +1129,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	if (value && value->kind == TYPE_INT)
 		value = type_widened(value);
 	if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
-		error_at(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
+		sema_error(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
 			 "its fields", type_name(value));
 		return;
 	}
@@ -1273,48 +1141,48 @@ static void check_stmt(struct sema *sema, struct node *node)
 {
 	switch (node->kind) {
 	case NODE_EXPR_STMT:
-		check_expr(sema, node->lhs);
+		sema_check_expr(sema, node->lhs);
 		if (node->lhs->type && type_is_aggregation(node->lhs->type))
-			error_at(sema, node->lhs->loc, "%s() must be assigned to a map: @x = %s(...)",
+			sema_error(sema, node->lhs->loc, "%s() must be assigned to a map: @x = %s(...)",
 				 node->lhs->name, node->lhs->name);
 		break;
 	case NODE_ASSIGN:
 		check_assign(sema, node);
 		break;
 	case NODE_IF:
-		check_expr(sema, node->cond);
-		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
-			error_at(sema, node->cond->loc, "condition must be an integer, not %s",
+		sema_check_expr(sema, node->cond);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
+			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
 		check_stmts(sema, node->then);
 		check_stmts(sema, node->els);
 		break;
 	case NODE_WHILE:
-		check_expr(sema, node->cond);
-		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
-			error_at(sema, node->cond->loc, "condition must be an integer, not %s",
+		sema_check_expr(sema, node->cond);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
+			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
 		sema->loop_depth++;
 		check_stmts(sema, node->body);
 		sema->loop_depth--;
 		break;
 	case NODE_UNROLL:
-		check_expr(sema, node->lhs);
-		if (!node->lhs->is_constant || !is_int(node->lhs)) {
-			error_at(sema, node->lhs->loc, "unroll needs a constant integer count");
+		sema_check_expr(sema, node->lhs);
+		if (!node->lhs->is_constant || !sema_is_int(node->lhs)) {
+			sema_error(sema, node->lhs->loc, "unroll needs a constant integer count");
 		} else if (node->lhs->const_value < 1 || node->lhs->const_value > 100) {
-			error_at(sema, node->lhs->loc, "unroll count must be between 1 and 100, not %lld",
+			sema_error(sema, node->lhs->loc, "unroll count must be between 1 and 100, not %lld",
 				 (long long)node->lhs->const_value);
 		}
 		check_stmts(sema, node->body);
 		break;
 	case NODE_FOR_RANGE:
-		check_expr(sema, node->cond);
-		check_expr(sema, node->rhs);
-		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !is_int(node->cond))
-			error_at(sema, node->cond->loc, "range start must be an integer");
-		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !is_int(node->rhs))
-			error_at(sema, node->rhs->loc, "range end must be an integer");
+		sema_check_expr(sema, node->cond);
+		sema_check_expr(sema, node->rhs);
+		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
+			sema_error(sema, node->cond->loc, "range start must be an integer");
+		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !sema_is_int(node->rhs))
+			sema_error(sema, node->rhs->loc, "range end must be an integer");
 		var_assign(sema, node->lhs, type_int(8, true));
 		sema->loop_depth++;
 		check_stmts(sema, node->body);
@@ -1323,21 +1191,21 @@ static void check_stmt(struct sema *sema, struct node *node)
 	case NODE_FOR_MAP: {
 		struct node *map_node = node->rhs;
 		if (map_node->kind != NODE_MAP || map_node->args) {
-			error_at(sema, map_node->loc, "for loops iterate over a whole map: for ($kv : @m)");
+			sema_error(sema, map_node->loc, "for loops iterate over a whole map: for ($kv : @m)");
 			break;
 		}
-		struct map_desc *map = map_for(sema, map_node);
+		struct map_desc *map = sema_map_for(sema, map_node);
 		if (!map->value_type) {
 			if (sema->report && !sema->map_uses.items[map->id].assigned)
-				error_at(sema, map_node->loc, "map %s is iterated but never assigned", map->name);
+				sema_error(sema, map_node->loc, "map %s is iterated but never assigned", map->name);
 			break;
 		}
 		if (!map->key_type) {
-			error_at(sema, map_node->loc, "map %s has no keys to iterate over", map->name);
+			sema_error(sema, map_node->loc, "map %s has no keys to iterate over", map->name);
 			break;
 		}
 		if (type_is_aggregation(map->value_type)) {
-			error_at(sema, map_node->loc, "cannot iterate over %s: it holds per-CPU %s values; print() it instead",
+			sema_error(sema, map_node->loc, "cannot iterate over %s: it holds per-CPU %s values; print() it instead",
 				 map->name, type_name(map->value_type));
 			break;
 		}
@@ -1355,7 +1223,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 	case NODE_BREAK:
 	case NODE_CONTINUE:
 		if (sema->loop_depth == 0)
-			error_at(sema, node->loc, "'%s' outside of a loop",
+			sema_error(sema, node->loc, "'%s' outside of a loop",
 				 node->kind == NODE_BREAK ? "break" : "continue");
 		break;
 	case NODE_RETURN:
@@ -1364,7 +1232,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 		check_stmts(sema, node->body);
 		break;
 	default:
-		error_at(sema, node->loc, "unexpected %s in statement position", node_kind_name(node->kind));
+		sema_error(sema, node->loc, "unexpected %s in statement position", node_kind_name(node->kind));
 		break;
 	}
 }
@@ -1386,10 +1254,10 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 	sema->point = point;
 	sema->loop_depth = 0;
 	if (probe->node->predicate) {
-		check_expr(sema, probe->node->predicate);
+		sema_check_expr(sema, probe->node->predicate);
 		struct type *type = probe->node->predicate->type;
 		if (type && type->kind != TYPE_NONE && !type_is_integer_like(type))
-			error_at(sema, probe->node->predicate->loc,
+			sema_error(sema, probe->node->predicate->loc,
 				 "predicate must be an integer, not %s", type_name(type));
 	}
 	check_stmts(sema, probe->node->body);
@@ -1437,7 +1305,8 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 				diag_note(sema->diag, spec_node->loc, "%s", point->note);
 				last_note = point->note;
 			}
-			if (provider->describe && provider->describe(point, &error) < 0) {
+			/* the point's own provider: a stand-in describes its points */
+			if (point->provider->describe && point->provider->describe(point, &error) < 0) {
 				diag_error(sema->diag, spec_node->loc, "%s", error ? error : "cannot describe probe");
 				free(error);
 				return -1;
@@ -1453,9 +1322,10 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 static void desugar(struct node *node)
 {
 	for (; node; node = node->next) {
-		if (node->kind == NODE_CALL && node->args && node->args->kind == NODE_MAP &&
-		    !node->args->args && node->args->next &&
-		    (strcmp(node->name, "has_key") == 0 || strcmp(node->name, "delete") == 0)) {
+		const struct function_def *def = node->kind == NODE_CALL || node->kind == NODE_BUILTIN
+							 ? function_lookup(node->name) : NULL;
+		if (node->kind == NODE_CALL && def && def->key_follows_map && node->args &&
+		    node->args->kind == NODE_MAP && !node->args->args && node->args->next) {
 			struct node *key = node->args->next;
 			/* has_key(@m, (a, b)), as current bpftrace writes a
 			 * multi-key map's key, is @m[a, b] */
@@ -1463,8 +1333,7 @@ static void desugar(struct node *node)
 			node->args->next = NULL;
 		}
 		/* a bare `kstack` is kstack() with the defaults */
-		if (node->kind == NODE_BUILTIN &&
-		    (strcmp(node->name, "kstack") == 0 || strcmp(node->name, "ustack") == 0))
+		if (node->kind == NODE_BUILTIN && def && def->callable_bare)
 			node->kind = NODE_CALL;
 		struct node *children[] = { node->lhs, node->rhs, node->cond, node->then, node->els,
 					    node->body, node->args, node->predicate };
@@ -1477,8 +1346,9 @@ static void desugar(struct node *node)
 
 static bool is_printf_statement(const struct node *stmt)
 {
-	return stmt->kind == NODE_EXPR_STMT && stmt->lhs->kind == NODE_CALL &&
-	       strcmp(stmt->lhs->name, "printf") == 0 && stmt->lhs->args &&
+	const struct function_def *def = stmt->kind == NODE_EXPR_STMT && stmt->lhs->kind == NODE_CALL
+						 ? function_lookup(stmt->lhs->name) : NULL;
+	return def && def->joins_lines && stmt->lhs->args &&
 	       stmt->lhs->args->kind == NODE_STRING;
 }
 
@@ -1628,9 +1498,9 @@ int sema_retype_for_point(struct sema *sema, struct probe_info *probe, struct pr
 	return sema->error_count > before ? -1 : 0;
 }
 
-/* ---- function checks (see functions.h) ---- */
+/* ---- ring-buffer events of builtin calls ---- */
 
-static struct event_desc *new_event(struct sema *sema, struct node *call, enum event_kind kind)
+struct event_desc *sema_new_event(struct sema *sema, struct node *call, enum event_kind kind)
 {
 	/* each pass re-creates the call's event; reuse the slot from the first */
 	struct program *program = sema->program;
@@ -1649,7 +1519,7 @@ static struct event_desc *new_event(struct sema *sema, struct node *call, enum e
 	return &program->events.items[program->events.count - 1];
 }
 
-static void event_add_arg(struct event_desc *event, struct type *type, enum arg_conversion conv,
+void sema_event_add_arg(struct event_desc *event, struct type *type, enum arg_conversion conv,
 			  const char *strftime_format)
 {
 	event->args = xrealloc(event->args, sizeof(*event->args) * (event->arg_count + 1));
@@ -1664,35 +1534,40 @@ static void event_add_arg(struct event_desc *event, struct type *type, enum arg_
 	event->record_size = offset + ((type_storage_size(arg.type) + 7) & ~7);
 }
 
+bool sema_is_int_constant(struct node *node)
+{
+	return node->is_constant && node->type && node->type->kind == TYPE_INT;
+}
+
 /* printf/system/cat/row: a literal format then values checked against it. */
-static struct event_desc *check_format_call(struct sema *sema, struct node *call,
+struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
 					     struct node *format, enum event_kind kind)
 {
-	check_expr(sema, format);
+	sema_check_expr(sema, format);
 	if (format->kind != NODE_STRING) {
-		error_at(sema, format->loc, "%s() needs a string literal as its format", call->name);
+		sema_error(sema, format->loc, "%s() needs a string literal as its format", call->name);
 		return NULL;
 	}
 	for (struct node *arg = format->next; arg; arg = arg->next)
-		check_expr(sema, arg);
+		sema_check_expr(sema, arg);
 	struct format_pieces pieces = { 0 };
 	char *error = NULL;
 	int error_offset = 0;
 	if (format_parse(format->string_value, &pieces, &error, &error_offset) < 0) {
 		struct src_loc loc = format->loc;
-		error_at(sema, loc, "%s", error);
+		sema_error(sema, loc, "%s", error);
 		free(error);
 		return NULL;
 	}
-	int given = count_list(format->next);
+	int given = ast_list_length(format->next);
 	if (given != pieces.conversion_count) {
-		error_at(sema, call->loc, "%s() format has %d conversion%s but %d argument%s given",
+		sema_error(sema, call->loc, "%s() format has %d conversion%s but %d argument%s given",
 			 call->name, pieces.conversion_count, pieces.conversion_count == 1 ? "" : "s",
 			 given, given == 1 ? " is" : "s are");
 		format_pieces_free(&pieces);
 		return NULL;
 	}
-	struct event_desc *event = new_event(sema, call, kind);
+	struct event_desc *event = sema_new_event(sema, call, kind);
 	event->format = xstrdup(format->string_value);
 	event->record_size = 8;
 	struct node *arg = format->next;
@@ -1700,961 +1575,25 @@ static struct event_desc *check_format_call(struct sema *sema, struct node *call
 		if (!pieces.items[i].is_conversion)
 			continue;
 		if (arg->type && arg->type->kind != TYPE_NONE) {
-			bool is_strftime = arg->kind == NODE_CALL && strcmp(arg->name, "strftime") == 0;
+			/* strftime(): a timestamp formatted in user space */
+			bool is_strftime = arg->kind == NODE_CALL && arg->type->strftime_format;
 			char *mismatch = is_strftime ? NULL : format_check_arg(&pieces.items[i], arg->type);
 			if (mismatch) {
-				error_at(sema, arg->loc, "%s", mismatch);
+				sema_error(sema, arg->loc, "%s", mismatch);
 				free(mismatch);
 			} else if (arg->type->kind == TYPE_VOID || type_is_aggregation(arg->type) ||
 				   arg->type->kind == TYPE_RECORD) {
-				error_at(sema, arg->loc, "%s cannot be printed with %s", type_name(arg->type),
+				sema_error(sema, arg->loc, "%s cannot be printed with %s", type_name(arg->type),
 					 pieces.items[i].text);
 			} else if (is_strftime) {
-				event_add_arg(event, type_int(8, false), ARG_STRFTIME,
-					      arg->args->string_value);
+				sema_event_add_arg(event, type_int(8, false), ARG_STRFTIME,
+						   arg->type->strftime_format);
 			} else {
-				event_add_arg(event, arg->type, ARG_PLAIN, NULL);
+				sema_event_add_arg(event, arg->type, ARG_PLAIN, NULL);
 			}
 		}
 		arg = arg->next;
 	}
 	format_pieces_free(&pieces);
 	return event;
-}
-
-void check_printf(struct sema *sema, struct node *call)
-{
-	check_format_call(sema, call, call->args, EVENT_PRINTF);
-	call->type = type_void();
-}
-
-void check_system(struct sema *sema, struct node *call)
-{
-	check_format_call(sema, call, call->args, EVENT_SYSTEM);
-	call->type = type_void();
-}
-
-void check_cat(struct sema *sema, struct node *call)
-{
-	check_format_call(sema, call, call->args, EVENT_CAT);
-	call->type = type_void();
-}
-
-static bool is_int_constant(struct node *node)
-{
-	return node->is_constant && node->type && node->type->kind == TYPE_INT;
-}
-
-/* print() shows nested structs too, so their fields must be converted
- * (pointers are printed as addresses and not followed). */
-static void complete_nested_records(struct type *type, int depth)
-{
-	if (!type || depth > 8)
-		return;
-	if (type->kind == TYPE_ARRAY) {
-		complete_nested_records(type->pointee, depth + 1);
-		return;
-	}
-	if (type->kind != TYPE_RECORD)
-		return;
-	if (type->is_incomplete)
-		btf_complete_record(type);
-	for (int i = 0; i < type->field_count; i++)
-		complete_nested_records(type->fields[i].type, depth + 1);
-}
-
-void check_print(struct sema *sema, struct node *call)
-{
-	struct node *what = call->args;
-	call->type = type_void();
-	if (what->kind == NODE_MAP && !what->args) {
-		struct map_desc *map = map_for(sema, what);
-		struct event_desc *event = new_event(sema, call, EVENT_PRINT_MAP);
-		event->record_size = 8;
-		event->map_id = map->id;
-		struct node *top = what->next, *div = top ? top->next : NULL;
-		if (top) {
-			check_expr(sema, top);
-			if (!is_int_constant(top))
-				error_at(sema, top->loc, "print()'s top must be a constant integer");
-			else
-				event->top = (int)top->const_value;
-		}
-		if (div) {
-			check_expr(sema, div);
-			if (!is_int_constant(div))
-				error_at(sema, div->loc, "print()'s div must be a constant integer");
-			else
-				event->div = (int)div->const_value;
-		}
-		return;
-	}
-	if (what->next) {
-		error_at(sema, what->next->loc, "print() of a value takes no further arguments");
-		return;
-	}
-	check_expr(sema, what);
-	if (!what->type || what->type->kind == TYPE_NONE)
-		return;
-	if (what->type->kind == TYPE_RECORD && what->type->is_incomplete)
-		btf_complete_record(what->type);
-	if (what->type->kind == TYPE_VOID || type_is_aggregation(what->type) ||
-	    (what->type->kind == TYPE_RECORD && !what->type->btf_id) || what->type->kind == TYPE_ARRAY) {
-		error_at(sema, what->loc, "print() cannot print %s", type_name(what->type));
-		return;
-	}
-	if (what->type->kind == TYPE_RECORD) {
-		complete_nested_records(what->type, 0);
-		if (what->type->size > 256) {
-			error_at(sema, what->loc, "%s is %d bytes, too big to print whole (at most 256); "
-				 "print its fields", type_name(what->type), what->type->size);
-			return;
-		}
-	}
-	struct event_desc *event = new_event(sema, call, EVENT_PRINT_VALUE);
-	event->record_size = 8;
-	event_add_arg(event, what->type, ARG_PLAIN, NULL);
-}
-
-void check_time(struct sema *sema, struct node *call)
-{
-	call->type = type_void();
-	if (call->args) {
-		check_expr(sema, call->args);
-		if (call->args->kind != NODE_STRING) {
-			error_at(sema, call->args->loc, "time() needs a string literal format");
-			return;
-		}
-	}
-	struct event_desc *event = new_event(sema, call, EVENT_TIME);
-	event->record_size = 8;
-	event->format = xstrdup(call->args ? call->args->string_value : "%H:%M:%S\n");
-}
-
-void check_strftime(struct sema *sema, struct node *call)
-{
-	struct node *format = call->args, *when = call->args->next;
-	check_expr(sema, format);
-	check_expr(sema, when);
-	call->type = type_int(8, false);
-	if (format->kind != NODE_STRING)
-		error_at(sema, format->loc, "strftime() needs a string literal format");
-	if (when->type && when->type->kind != TYPE_NONE && !is_int(when))
-		error_at(sema, when->loc, "strftime() needs an integer time in nanoseconds");
-}
-
-void check_str(struct sema *sema, struct node *call)
-{
-	struct node *source = call->args, *length = source->next;
-	call->type = type_string(sema->options->max_strlen);
-	if (source->kind == NODE_POSITIONAL) {
-		int index = (int)source->int_value;
-		const char *text = index >= 1 && index <= sema->options->positional_count
-					   ? sema->options->positional[index - 1] : "";
-		int text_length = (int)strlen(text);
-		if (text_length > sema->options->max_strlen - 1)
-			text_length = sema->options->max_strlen - 1;
-		call->type = type_string(text_length + 1);
-		return;
-	}
-	check_expr(sema, source);
-	if (length) {
-		check_expr(sema, length);
-		if (length->type && length->type->kind != TYPE_NONE && !is_int(length))
-			error_at(sema, length->loc, "str()'s length must be an integer");
-		else if (is_int_constant(length) && length->const_value + 1 < (uint64_t)sema->options->max_strlen)
-			call->type = type_string((int)length->const_value + 1);
-	}
-	if (source->type && source->type->kind == TYPE_STRING) {
-		call->type = source->type;
-		return;
-	}
-	if (source->type && source->type->kind != TYPE_NONE && !is_int(source))
-		error_at(sema, source->loc, "str() needs a pointer or integer address, not %s",
-			 type_name(source->type));
-}
-
-void check_join(struct sema *sema, struct node *call)
-{
-	check_expr(sema, call->args);
-	call->type = type_void();
-	if (call->args->next) {
-		check_expr(sema, call->args->next);
-		if (call->args->next->kind != NODE_STRING) {
-			error_at(sema, call->args->next->loc, "join()'s delimiter must be a string literal");
-			return;
-		}
-	}
-	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args)) {
-		error_at(sema, call->args->loc, "join() needs a pointer to an array of strings");
-		return;
-	}
-	struct event_desc *event = new_event(sema, call, EVENT_JOIN);
-	event->format = xstrdup(call->args->next ? call->args->next->string_value : " ");
-	event->join_count = 16;
-	event->record_size = 8;
-	event_add_arg(event, type_string(event->join_count * sema->options->max_strlen), ARG_PLAIN, NULL);
-}
-
-void check_ntop(struct sema *sema, struct node *call)
-{
-	for (struct node *arg = call->args; arg; arg = arg->next)
-		check_expr(sema, arg);
-	struct type *inet = type_new(TYPE_INET);
-	inet->size = 24;
-	call->type = inet;
-	struct node *address = call->args->next ? call->args->next : call->args;
-	struct type *type = address->type;
-	if (!type || type->kind == TYPE_NONE || is_int(address))
-		return;
-	/* an address held in bytes: 4 for IPv4, 16 for IPv6 (in6_addr's u6_addr8) */
-	bool bytes = type->kind == TYPE_STRING || (type->kind == TYPE_ARRAY && type->pointee &&
-						   type->pointee->kind == TYPE_INT);
-	if (!bytes || (type->size != 4 && type->size != 16))
-		error_at(sema, address->loc, "ntop() needs an IPv4 address as an integer, or 4 or 16 "
-			 "address bytes; this is %s", type_name(type));
-}
-
-void check_exit(struct sema *sema, struct node *call)
-{
-	call->type = type_void();
-	if (call->args) {
-		check_expr(sema, call->args);
-		if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
-			error_at(sema, call->args->loc, "exit() needs an integer exit code");
-	}
-	struct event_desc *event = new_event(sema, call, EVENT_EXIT);
-	event->record_size = 8;
-	event_add_arg(event, type_int(8, true), ARG_PLAIN, NULL);
-}
-
-void check_signal(struct sema *sema, struct node *call)
-{
-	check_expr(sema, call->args);
-	call->type = type_void();
-	if (call->args->kind == NODE_STRING) {
-		static const char *const names[] = { "", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",
-			"SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV",
-			"SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM" };
-		const char *name = call->args->string_value;
-		for (int i = 1; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
-			if (strcmp(name, names[i]) == 0 || strcmp(name, names[i] + 3) == 0) {
-				call->args->kind = NODE_INT;
-				call->args->int_value = i;
-				call->args->const_value = i;
-				call->args->is_constant = true;
-				call->args->type = type_int(8, true);
-				return;
-			}
-		}
-		error_at(sema, call->args->loc, "unknown signal '%s'", name);
-		return;
-	}
-	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
-		error_at(sema, call->args->loc, "signal() needs a signal number or name");
-}
-
-/* delete(@m[k]); delete(@m, k) was rewritten to that form by desugar() */
-void check_delete(struct sema *sema, struct node *call)
-{
-	struct node *map = call->args;
-	call->type = type_void();
-	if (map->kind != NODE_MAP || !map->args) {
-		error_at(sema, map->loc, "delete() needs a map element: delete(@m[key])");
-		return;
-	}
-	check_map_access(sema, map);
-}
-
-static void check_whole_map(struct sema *sema, struct node *call)
-{
-	struct node *map = call->args;
-	call->type = type_void();
-	if (map->kind != NODE_MAP || map->args) {
-		error_at(sema, map->loc, "%s() needs a whole map, like %s(@m)", call->name, call->name);
-		return;
-	}
-	map_for(sema, map);
-}
-
-void check_clear(struct sema *sema, struct node *call)
-{
-	check_whole_map(sema, call);
-	if (call->args->kind != NODE_MAP || call->args->args)
-		return;
-	struct event_desc *event = new_event(sema, call, EVENT_CLEAR_MAP);
-	event->record_size = 8;
-	event->map_id = call->args->map_id;
-}
-
-void check_zero(struct sema *sema, struct node *call)
-{
-	check_whole_map(sema, call);
-	if (call->args->kind != NODE_MAP || call->args->args)
-		return;
-	struct event_desc *event = new_event(sema, call, EVENT_ZERO_MAP);
-	event->record_size = 8;
-	event->map_id = call->args->map_id;
-}
-
-void check_len(struct sema *sema, struct node *call)
-{
-	check_whole_map(sema, call);
-	call->type = type_int(8, true);
-}
-
-/* has_key(@m, k1[, k2...]), rewritten to has_key(@m[k1, ...]) by desugar() */
-void check_has_key(struct sema *sema, struct node *call)
-{
-	struct node *map = call->args;
-	call->type = type_int(8, false);
-	if (map->kind != NODE_MAP || !map->args) {
-		error_at(sema, map->loc, "has_key() needs a map and a key: has_key(@m, key)");
-		return;
-	}
-	check_map_access(sema, map);
-}
-
-/* kstack / ustack / kstack(mode) / kstack(depth) / kstack(mode, depth) */
-static void check_stack(struct sema *sema, struct node *call, bool is_user)
-{
-	struct type *type = type_new(TYPE_STACK);
-	type->size = sizeof(struct stack_value);
-	type->is_user_pointer = is_user;
-	type->stack_depth = 127;
-	type->stack_mode = STACK_MODE_BPFTRACE;
-	call->type = type;
-	for (struct node *arg = call->args; arg; arg = arg->next) {
-		if (arg->kind == NODE_BUILTIN && arg == call->args) {
-			static const char *const modes[] = { "bpftrace", "perf", "raw" };
-			bool known = false;
-			for (int m = 0; m < 3 && !known; m++) {
-				if (strcmp(arg->name, modes[m]) == 0) {
-					type->stack_mode = (enum stack_mode)m;
-					known = true;
-				}
-			}
-			if (!known)
-				error_at(sema, arg->loc, "unknown stack mode '%s': use bpftrace, perf or raw",
-					 arg->name);
-			arg->type = type_int(8, false);
-			continue;
-		}
-		check_expr(sema, arg);
-		if (!arg->is_constant || !is_int(arg) || arg->const_value < 1 || arg->const_value > 127)
-			error_at(sema, arg->loc, "%s()'s depth must be a constant from 1 to 127", call->name);
-		else
-			type->stack_depth = (int)arg->const_value;
-	}
-	if (sema->map_loop_depth)
-		error_at(sema, call->loc, "%s cannot be taken inside a for loop over a map", call->name);
-	sema->stack_depths[type->stack_depth] = true;
-	if (is_user)
-		sema->uses_user_symbols = true;
-}
-
-void check_kstack(struct sema *sema, struct node *call) { check_stack(sema, call, false); }
-void check_ustack(struct sema *sema, struct node *call) { check_stack(sema, call, true); }
-
-/* ksym(addr) / usym(addr): symbolized when printed */
-static void check_symbol(struct sema *sema, struct node *call, bool is_user)
-{
-	check_expr(sema, call->args);
-	struct type *type = type_new(TYPE_SYMBOL);
-	type->size = sizeof(struct symbol_value);
-	type->is_user_pointer = is_user;
-	if (is_user)
-		sema->uses_user_symbols = true;
-	call->type = type;
-	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args))
-		error_at(sema, call->args->loc, "%s() needs an address, not %s", call->name,
-			 type_name(call->args->type));
-}
-
-void check_ksym(struct sema *sema, struct node *call) { check_symbol(sema, call, false); }
-void check_usym(struct sema *sema, struct node *call) { check_symbol(sema, call, true); }
-
-/* buf(pointer[, length]): bytes printed with %r as escaped text */
-void check_buf(struct sema *sema, struct node *call)
-{
-	struct node *source = call->args, *length = source->next;
-	check_expr(sema, source);
-	int capacity = sema->options->max_strlen;
-	/* an array is read whole unless told otherwise, as in bpftrace */
-	if (!length && source->type && source->type->kind == TYPE_ARRAY &&
-	    source->type->size > 0 && source->type->size < capacity)
-		capacity = source->type->size;
-	if (length) {
-		check_expr(sema, length);
-		if (length->type && length->type->kind != TYPE_NONE && !is_int(length)) {
-			error_at(sema, length->loc, "buf()'s length must be an integer");
-		} else if (length->is_constant && (int64_t)length->const_value < 0) {
-			error_at(sema, length->loc, "buf()'s length must not be negative, not %lld",
-				 (long long)length->const_value);
-		} else if (length->is_constant && length->const_value < (uint64_t)capacity) {
-			capacity = (int)length->const_value;
-		} else if (length->is_constant && length->const_value > (uint64_t)capacity &&
-			   sema->report && !call->warned) {
-			/* bpftrace warns the same way */
-			call->warned = true;
-			diag_warning(sema->diag, length->loc, "buf() reads at most %d bytes (SONDE_MAX_STRLEN), "
-				     "not %llu", capacity, (unsigned long long)length->const_value);
-		}
-	}
-	struct type *type = type_new(TYPE_BUFFER);
-	type->size = 8 + ((capacity + 7) & ~7);
-	call->type = type;
-	if (source->type && source->type->kind != TYPE_NONE && !is_int(source) &&
-	    source->type->kind != TYPE_STRING && source->type->kind != TYPE_ARRAY)
-		error_at(sema, source->loc, "buf() needs a pointer or an array, not %s",
-			 type_name(source->type));
-}
-
-/* bswap(x): x with its bytes reversed, at x's own width */
-void check_bswap(struct sema *sema, struct node *call)
-{
-	check_expr(sema, call->args);
-	call->type = type_int(8, false);
-	if (call->args->type && call->args->type->kind != TYPE_NONE && !is_int(call->args)) {
-		error_at(sema, call->args->loc, "bswap() needs an integer, not %s",
-			 type_name(call->args->type));
-		return;
-	}
-	if (call->args->type && call->args->type->kind == TYPE_INT)
-		call->type = type_int(call->args->type->size, false);
-}
-
-/* kaddr("symbol"): the symbol's kernel address, resolved at compile time */
-void check_kaddr(struct sema *sema, struct node *call)
-{
-	struct node *symbol = call->args;
-	call->type = type_int(8, false);
-	if (symbol->kind != NODE_STRING) {
-		error_at(sema, symbol->loc, "kaddr() needs a symbol name as a string literal");
-		return;
-	}
-	unsigned long long address = 0;
-	if (kallsyms_lookup(symbol->string_value, &address) < 0 || address == 0) {
-		error_at(sema, symbol->loc, "kernel symbol '%s' not found in /proc/kallsyms",
-			 symbol->string_value);
-		return;
-	}
-	call->is_constant = true;
-	call->const_value = address;
-}
-
-/* No string is longer than SONDE_MAX_STRLEN allows (1024): a bigger length
- * is a mistake, and one that does not fit an int would wrap. */
-#define STRNCMP_LENGTH_MAX 1024
-
-void check_strncmp(struct sema *sema, struct node *call)
-{
-	struct node *a = call->args, *b = a->next, *n = b->next;
-	check_expr(sema, a);
-	check_expr(sema, b);
-	check_expr(sema, n);
-	call->type = type_int(8, true);
-	if ((a->type && a->type->kind != TYPE_NONE && !is_string(a)) ||
-	    (b->type && b->type->kind != TYPE_NONE && !is_string(b)))
-		error_at(sema, call->loc, "strncmp() compares two strings");
-	if (!is_int_constant(n))
-		error_at(sema, n->loc, "strncmp()'s length must be a constant integer");
-	else if (n->const_value > STRNCMP_LENGTH_MAX) /* negative ones too */
-		error_at(sema, n->loc, "strncmp()'s length must be 0 to %d, not %lld", STRNCMP_LENGTH_MAX,
-			 (long long)n->const_value);
-}
-
-/* Aggregations: valid only as the value of `@map = f(...)`; the statement
- * check makes sure of that. Their type carries what printing needs. */
-static void check_aggregation_arg(struct sema *sema, struct node *call, struct node *arg)
-{
-	check_expr(sema, arg);
-	if (arg->type && arg->type->kind != TYPE_NONE && !is_int(arg))
-		error_at(sema, arg->loc, "%s() needs an integer argument, not %s", call->name,
-			 type_name(arg->type));
-}
-
-static void check_simple_aggregation(struct sema *sema, struct node *call, enum type_kind kind)
-{
-	bool is_signed = true;
-	if (call->args) {
-		check_aggregation_arg(sema, call, call->args);
-		if (call->args->type && call->args->type->kind == TYPE_INT)
-			is_signed = call->args->type->is_signed || call->args->type->size < 8;
-	}
-	call->type = type_aggregation(kind, kind == TYPE_COUNT ? false : is_signed);
-}
-
-void check_count(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_COUNT); }
-void check_sum(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_SUM); }
-void check_avg(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_AVG); }
-void check_min(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_MIN); }
-void check_max(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_MAX); }
-void check_stats(struct sema *sema, struct node *call) { check_simple_aggregation(sema, call, TYPE_STATS); }
-
-void check_hist(struct sema *sema, struct node *call)
-{
-	check_aggregation_arg(sema, call, call->args);
-	struct type *type = type_aggregation(TYPE_HIST, true);
-	struct node *bits = call->args->next;
-	if (bits) {
-		check_expr(sema, bits);
-		if (!is_int_constant(bits) || bits->const_value > 5)
-			error_at(sema, bits->loc, "hist()'s second argument must be a constant from 0 to 5");
-		else
-			type->hist_bits = (int)bits->const_value;
-	}
-	call->type = type;
-}
-
-void check_lhist(struct sema *sema, struct node *call)
-{
-	check_aggregation_arg(sema, call, call->args);
-	struct type *type = type_aggregation(TYPE_LHIST, true);
-	struct node *min = call->args->next, *max = min->next, *step = max->next;
-	const char *names[] = { "min", "max", "step" };
-	struct node *params[] = { min, max, step };
-	for (int i = 0; i < 3; i++) {
-		check_expr(sema, params[i]);
-		if (!is_int_constant(params[i])) {
-			error_at(sema, params[i]->loc, "lhist()'s %s must be a constant integer", names[i]);
-			call->type = type_none();
-			return;
-		}
-	}
-	type->lhist_min = (int64_t)min->const_value;
-	type->lhist_max = (int64_t)max->const_value;
-	type->lhist_step = (int64_t)step->const_value;
-	if (type->lhist_min < 0)
-		/* as in bpftrace: negative ranges are not supported by lhist */
-		error_at(sema, min->loc, "lhist()'s min must be non-negative, not %lld",
-			 (long long)type->lhist_min);
-	else if (type->lhist_step <= 0)
-		error_at(sema, step->loc, "lhist()'s step must be positive");
-	else if (type->lhist_max <= type->lhist_min)
-		error_at(sema, max->loc, "lhist()'s max must be greater than its min");
-	else if ((type->lhist_max - type->lhist_min) / type->lhist_step > 1000)
-		error_at(sema, step->loc, "lhist() would have more than 1000 buckets");
-	call->type = type;
-}
-
-/* syscall_name(n) and friends: the integer itself, typed to print as a name. */
-static void check_named_int(struct sema *sema, struct node *call, const struct int_names *names)
-{
-	struct node *arg = call->args;
-	check_expr(sema, arg);
-	call->type = type_none();
-	if (!arg->type || arg->type->kind == TYPE_NONE)
-		return;
-	if (arg->type->kind != TYPE_INT) {
-		error_at(sema, arg->loc, "%s() needs an integer, not %s", call->name, type_name(arg->type));
-		return;
-	}
-	call->type = type_named_int(names);
-}
-
-void check_syscall_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_syscall); }
-void check_signal_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_signal); }
-void check_errno_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_errno); }
-void check_softirq_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_softirq); }
-
-/* ---- output for tools: row, print_log2_hist, print_linear_hist, print_top ---- */
-
-/*
- * The JSON names of a row: a string literal of `expected` space-separated
- * names, normalized to single spaces. NULL (and an error) otherwise.
- */
-static char *check_field_names(struct sema *sema, struct node *call, struct node *names,
-			       int expected, const char *what)
-{
-	if (names->kind != NODE_STRING) {
-		error_at(sema, names->loc, "%s() needs a string literal of field names here", call->name);
-		return NULL;
-	}
-	struct strbuf sb;
-	int count = 0;
-	strbuf_init(&sb);
-	for (const char *p = names->string_value; *p;) {
-		size_t length = strcspn(p, " \t\n");
-		if (length) {
-			if (count++)
-				strbuf_putc(&sb, ' ');
-			strbuf_append(&sb, p, length);
-			p += length;
-		} else {
-			p++;
-		}
-	}
-	/* a last name "args..." gathers the remaining values into one JSON array */
-	bool gathers = sb.length > 3 && strcmp(sb.data + sb.length - 3, "...") == 0;
-	if (gathers ? count > expected : count != expected) {
-		error_at(sema, names->loc, "%s() has %d field name%s but %d %s%s", call->name, count,
-			 count == 1 ? "" : "s", expected, what, expected == 1 ? "" : "s");
-		strbuf_free(&sb);
-		return NULL;
-	}
-	return strbuf_release(&sb);
-}
-
-/* Default JSON names: k0 k1 ... for key fields, then the given tail. */
-static char *default_field_names(int key_fields, const char *tail)
-{
-	struct strbuf sb;
-	strbuf_init(&sb);
-	for (int i = 0; i < key_fields; i++)
-		strbuf_printf(&sb, "%sk%d", i ? " " : "", i);
-	if (tail && *tail)
-		strbuf_printf(&sb, "%s%s", key_fields ? " " : "", tail);
-	return strbuf_release(&sb);
-}
-
-/* A literal format checked against the types of values the runtime supplies. */
-static bool check_format_types(struct sema *sema, struct node *call, struct node *format,
-			       struct type **types, int count, const char *what)
-{
-	if (format->kind != NODE_STRING) {
-		error_at(sema, format->loc, "%s() needs a string literal as its format", call->name);
-		return false;
-	}
-	struct format_pieces pieces = { 0 };
-	char *error = NULL;
-	int error_offset = 0;
-	if (format_parse(format->string_value, &pieces, &error, &error_offset) < 0) {
-		error_at(sema, format->loc, "%s", error);
-		free(error);
-		return false;
-	}
-	bool ok = true;
-	if (pieces.conversion_count != count) {
-		error_at(sema, format->loc, "%s() format has %d conversion%s for %d %s", call->name,
-			 pieces.conversion_count, pieces.conversion_count == 1 ? "" : "s", count, what);
-		ok = false;
-	}
-	for (int i = 0, n = 0; ok && i < pieces.count; i++) {
-		if (!pieces.items[i].is_conversion)
-			continue;
-		char *mismatch = format_check_arg(&pieces.items[i], types[n++]);
-		if (mismatch) {
-			error_at(sema, format->loc, "conversion %d (%s): %s", n, pieces.items[i].text,
-				 mismatch);
-			free(mismatch);
-			ok = false;
-		}
-	}
-	format_pieces_free(&pieces);
-	return ok;
-}
-
-/* The fields of a map's key, as print_top and histogram labels pass them. */
-static int key_fields(const struct map_desc *map, struct type **fields, int room)
-{
-	if (!map->key_type)
-		return 0;
-	if (!map->key_is_multi) {
-		fields[0] = map->key_type;
-		return 1;
-	}
-	int count = map->key_type->field_count < room ? map->key_type->field_count : room;
-	for (int i = 0; i < count; i++)
-		fields[i] = map->key_type->fields[i].type;
-	return count;
-}
-
-#define MAX_ROW_FIELDS 32
-
-/* row("a b", "format", a, b): printf in text, {"a": .., "b": ..} in JSON. */
-void check_row(struct sema *sema, struct node *call)
-{
-	struct node *names = call->args;
-	call->type = type_void();
-	check_expr(sema, names);
-	struct event_desc *event = check_format_call(sema, call, names->next, EVENT_ROW);
-	if (!event)
-		return;
-	char *field_names = check_field_names(sema, call, names, count_list(names->next->next),
-					      "value");
-	event = &sema->program->events.items[call->event_id - 1];
-	event->field_names = field_names;
-}
-
-/* printf_matching("text", "format", args...): printf, for a line shown only
- * when the part of it between two \x1f bytes of the format holds "text"
- * (trace -f); the runtime decides, once the line is formatted. */
-void check_printf_matching(struct sema *sema, struct node *call)
-{
-	struct node *needle = call->args;
-	call->type = type_void();
-	check_expr(sema, needle);
-	if (needle->kind != NODE_STRING) {
-		error_at(sema, needle->loc, "printf_matching() needs a string literal to match");
-		return;
-	}
-	struct event_desc *event = check_format_call(sema, call, needle->next, EVENT_PRINTF);
-	if (!event)
-		return;
-	const char *mark = strchr(event->format, MESSAGE_MARK);
-	if (!mark || !strchr(mark + 1, MESSAGE_MARK)) {
-		error_at(sema, needle->next->loc, "printf_matching() needs the matched part of its "
-			 "format between two \\x1f bytes");
-		return;
-	}
-	event->match = xstrdup(needle->string_value);
-}
-
-/* A whole map for print_top and the histogram printers; NULL when not one. */
-static struct map_desc *check_printed_map(struct sema *sema, struct node *call)
-{
-	struct node *map = call->args;
-	if (map->kind != NODE_MAP || map->args) {
-		error_at(sema, map->loc, "%s() needs a whole map, like %s(@m, ...)", call->name,
-			 call->name);
-		return NULL;
-	}
-	return map_for(sema, map);
-}
-
-static bool check_literal(struct sema *sema, struct node *call, struct node *arg, const char *what)
-{
-	check_expr(sema, arg);
-	if (arg->kind == NODE_STRING)
-		return true;
-	error_at(sema, arg->loc, "%s()'s %s must be a string literal", call->name, what);
-	return false;
-}
-
-/* print_log2_hist(@m, "unit"[, "label format"[, "names"[, "after"]]]) and the linear one. */
-static void check_print_hist(struct sema *sema, struct node *call, enum type_kind kind,
-			     enum event_kind event_kind)
-{
-	call->type = type_void();
-	struct map_desc *map = check_printed_map(sema, call);
-	struct node *unit = call->args->next;
-	struct node *label = unit->next;
-	struct node *names = label ? label->next : NULL;
-	struct node *after = names ? names->next : NULL;
-	if (!map || !check_literal(sema, call, unit, "unit") ||
-	    (label && !check_literal(sema, call, label, "label format")) ||
-	    (names && !check_literal(sema, call, names, "field names")) ||
-	    (after && !check_literal(sema, call, after, "text after each histogram")))
-		return;
-	if (!map->value_type)
-		return; /* the first pass may not know it yet */
-	if (map->value_type->kind != kind) {
-		error_at(sema, call->args->loc, "%s() needs a map of %s() values; %s holds %s",
-			 call->name, type_kind_name(kind), map->name, type_name(map->value_type));
-		return;
-	}
-	struct type *fields[MAX_ROW_FIELDS];
-	int field_count = key_fields(map, fields, MAX_ROW_FIELDS);
-	if (field_count && !label) {
-		error_at(sema, call->loc, "%s() of keyed map %s needs a label format for each key, "
-			 "like \"disk = %%s\\n\"", call->name, map->name);
-		return;
-	}
-	if (!field_count && label) {
-		error_at(sema, label->loc, "%s has no key for a label format", map->name);
-		return;
-	}
-	if (label && !check_format_types(sema, call, label, fields, field_count, "key field"))
-		return;
-	char *field_names = names && names->string_value[0]
-				    ? check_field_names(sema, call, names, field_count, "key field")
-				    : default_field_names(field_count, NULL);
-	if (!field_names)
-		return;
-	struct event_desc *event = new_event(sema, call, event_kind);
-	event->map_id = map->id;
-	event->unit = xstrdup(unit->string_value);
-	event->format = xstrdup(label ? label->string_value : "");
-	event->trailer = xstrdup(after ? after->string_value : "");
-	event->field_names = field_names;
-	for (int i = 0; i < field_count; i++)
-		event_add_arg(event, fields[i], ARG_PLAIN, NULL);
-	event->record_size = 8; /* the record is the index alone; args describe a row */
-}
-
-void check_print_log2_hist(struct sema *sema, struct node *call)
-{
-	check_print_hist(sema, call, TYPE_HIST, EVENT_PRINT_LOG2_HIST);
-}
-
-void check_print_linear_hist(struct sema *sema, struct node *call)
-{
-	check_print_hist(sema, call, TYPE_LHIST, EVENT_PRINT_LINEAR_HIST);
-}
-
-/* The integer print_top passes for a map's value; NULL when it has none. */
-static struct type *top_column_type(const struct type *value)
-{
-	switch (value->kind) {
-	case TYPE_COUNT:
-		return type_int(8, false);
-	case TYPE_SUM:
-	case TYPE_MIN:
-	case TYPE_MAX:
-	case TYPE_AVG:
-		return type_int(8, value->is_signed);
-	case TYPE_INT:
-		return (struct type *)value;
-	default:
-		return NULL;
-	}
-}
-
-/*
- * print_stacks(@m[, folded[, annotate[, delimit]]]): a map keyed by stacks
- * (and comm, pid, ...) counted or summed, printed as profile and offcputime
- * print it: BCC's blocks, or folded lines for flame graphs. The three flags
- * are constants (a tool's options), so the layout is known when compiling.
- */
-void check_print_stacks(struct sema *sema, struct node *call)
-{
-	call->type = type_void();
-	struct map_desc *map = check_printed_map(sema, call);
-	int style = 0;
-	static const int bits[] = { STACK_STYLE_FOLDED, STACK_STYLE_ANNOTATE, STACK_STYLE_DELIMIT };
-	int i = 0;
-	for (struct node *flag = call->args->next; flag; flag = flag->next, i++) {
-		check_expr(sema, flag);
-		if (!is_int_constant(flag)) {
-			error_at(sema, flag->loc, "print_stacks()' flags (folded, annotate, delimit) "
-				 "must be constant integers");
-			return;
-		}
-		if (flag->const_value)
-			style |= bits[i];
-	}
-	if (!map || !map->value_type)
-		return; /* the first pass may not know it yet */
-	if (!top_column_type(map->value_type)) {
-		error_at(sema, call->args->loc, "print_stacks() needs a map of count(), sum() or "
-			 "integer values; %s holds %s", map->name, type_name(map->value_type));
-		return;
-	}
-	struct type *fields[MAX_ROW_FIELDS];
-	int field_count = key_fields(map, fields, MAX_ROW_FIELDS);
-	bool has_stack = false;
-	for (int f = 0; f < field_count; f++)
-		has_stack |= fields[f]->kind == TYPE_STACK;
-	if (!has_stack) {
-		error_at(sema, call->args->loc, "print_stacks() needs a map keyed by kstack or ustack, "
-			 "like @[kstack, ustack, comm]");
-		return;
-	}
-	struct event_desc *event = new_event(sema, call, EVENT_PRINT_STACKS);
-	event->map_id = map->id;
-	event->stack_style = style;
-	event->record_size = 8;
-}
-
-/* print_top(@m, top, ["names",] "format"[, @m2, ...]) */
-void check_print_top(struct sema *sema, struct node *call)
-{
-	call->type = type_void();
-	struct map_desc *map = check_printed_map(sema, call);
-	struct node *top = call->args->next;
-	struct node *format = top->next;
-	if (!map || !format) {
-		if (map)
-			error_at(sema, call->loc, "print_top() needs a format after top");
-		return;
-	}
-	struct node *names = NULL;
-	if (format->next && format->next->kind == NODE_STRING) {
-		names = format;
-		format = format->next;
-	}
-	check_expr(sema, top);
-	if (!is_int_constant(top) || (int64_t)top->const_value < 0) {
-		error_at(sema, top->loc, "print_top()'s top must be a constant integer (0: all rows)");
-		return;
-	}
-	if ((names && !check_literal(sema, call, names, "field names")) ||
-	    !check_literal(sema, call, format, "format"))
-		return;
-	struct type *columns[MAX_ROW_FIELDS + 2];
-	int column_count = 0;
-	VEC(int) extras = { 0 };
-	struct strbuf default_tail;
-	strbuf_init(&default_tail);
-	strbuf_puts(&default_tail, "value");
-	bool ok = map->value_type != NULL;
-	if (ok) {
-		column_count = key_fields(map, columns, MAX_ROW_FIELDS);
-		columns[column_count] = top_column_type(map->value_type);
-		if (!columns[column_count++]) {
-			error_at(sema, call->args->loc, "print_top() ranks maps of count(), sum(), min(), "
-				 "max(), avg() or integers; %s holds %s", map->name,
-				 type_name(map->value_type));
-			ok = false;
-		}
-	}
-	for (struct node *extra = format->next; extra; extra = extra->next) {
-		if (extra->kind != NODE_MAP || extra->args) {
-			error_at(sema, extra->loc, "print_top()'s further columns must be whole maps");
-			ok = false;
-			continue;
-		}
-		struct map_desc *other = map_for(sema, extra);
-		if (!ok || !other->value_type)
-			continue;
-		struct type *column = top_column_type(other->value_type);
-		if (!column) {
-			error_at(sema, extra->loc, "print_top() columns come from maps of count(), sum(), "
-				 "min(), max(), avg() or integers; %s holds %s", other->name,
-				 type_name(other->value_type));
-			ok = false;
-		} else if (!type_equal(map->key_type, other->key_type) ||
-			   map->key_is_multi != other->key_is_multi) {
-			error_at(sema, extra->loc, "%s is keyed by %s, but %s by %s", other->name,
-				 other->key_type ? type_name(other->key_type) : "nothing", map->name,
-				 map->key_type ? type_name(map->key_type) : "nothing");
-			ok = false;
-		} else if (column_count < MAX_ROW_FIELDS + 2) {
-			columns[column_count++] = column;
-			vec_push(&extras, other->id);
-			strbuf_printf(&default_tail, " %s", other->name[1] ? other->name + 1 : "value");
-		}
-	}
-	/* one conversion fewer than the columns, with further maps: the first
-	 * map only orders the rows (tcptop -s sent sorts by another column
-	 * than its first) */
-	bool order_only = false;
-	struct format_pieces pieces = { 0 };
-	char *parse_error = NULL;
-	int parse_offset = 0;
-	int key_count = column_count - 1 - extras.count;
-	if (ok && extras.count > 0 &&
-	    format_parse(format->string_value, &pieces, &parse_error, &parse_offset) == 0 &&
-	    pieces.conversion_count == column_count - 1) {
-		order_only = true;
-		memmove(&columns[key_count], &columns[key_count + 1],
-			(size_t)(column_count - key_count - 1) * sizeof(columns[0]));
-		column_count--;
-		const char *tail = strchr(default_tail.data, ' ');
-		memmove(default_tail.data, tail + 1, strlen(tail + 1) + 1);
-	}
-	format_pieces_free(&pieces);
-	free(parse_error);
-	char *field_names = NULL;
-	if (ok && check_format_types(sema, call, format, columns, column_count, "columns (key "
-				     "fields, then the values)"))
-		field_names = names ? check_field_names(sema, call, names, column_count, "column")
-				    : default_field_names(key_count, default_tail.data);
-	strbuf_free(&default_tail);
-	if (!field_names) {
-		free(extras.items);
-		return;
-	}
-	struct event_desc *event = new_event(sema, call, EVENT_PRINT_TOP);
-	event->map_id = map->id;
-	event->top = (int)top->const_value;
-	event->format = xstrdup(format->string_value);
-	event->field_names = field_names;
-	event->extra_map_ids = extras.items;
-	event->extra_map_count = extras.count;
-	event->top_order_only = order_only;
-	for (int i = 0; i < column_count; i++)
-		event_add_arg(event, columns[i], ARG_PLAIN, NULL);
-	event->record_size = 8; /* the record is the index alone; args describe a row */
 }

@@ -69,8 +69,6 @@ int btf_tracepoint_record(const char *name, struct type **record);
 /* Value of a kernel enum constant (SKB_DROP_REASON_NOT_SPECIFIED, ...). */
 int btf_enum_value(const char *name, int64_t *value);
 
-/* Address of a kernel symbol from /proc/kallsyms, for kaddr(). */
-int kallsyms_lookup(const char *symbol, unsigned long long *address);
 
 /* Drops every cached conversion. Call after type_free_all(), which frees
  * the types this module handed out (the BTF itself stays loaded). */

@@ -23,6 +23,7 @@
 
 #include "../common/util.h"
 #include "btf.h"
+#include "pmu.h"
 #include "tracefs.h"
 
 /* A kernel function present in every configuration, to aim test kprobes and
@@ -442,22 +443,6 @@ static bool probe_perf_link(struct feature_state *state)
 		return fail(state, err, "bpf_link_create failed: %s", strerror(-err));
 	close(link_fd);
 	return true;
-}
-
-/* The perf PMU type of a dynamic event source (kprobe, uprobe), or -errno. */
-static int pmu_type(const char *pmu)
-{
-	char path[128];
-	char *text;
-	int type;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	text = read_file(path, NULL);
-	if (!text)
-		return -errno;
-	type = atoi(text);
-	free(text);
-	return type;
 }
 
 static bool probe_kprobe(struct feature_state *state)

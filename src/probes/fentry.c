@@ -254,18 +254,13 @@ static int describe(struct probe_point *point, bool is_return, char **error)
 	return 0;
 }
 
-/* Points standing in for another provider are described by their own. */
 static int fentry_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &fentry_provider)
-		return point->provider->describe(point, error);
 	return describe(point, false, error);
 }
 
 static int fexit_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &fexit_provider)
-		return point->provider->describe(point, error);
 	return describe(point, true, error);
 }
 
@@ -377,13 +372,13 @@ static int list_functions(const char *kind, bool is_return, const char *pattern,
 	return 0;
 }
 
-static int fentry_list(const char *pattern, bool verbose, FILE *out)
+static int fentry_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return list_functions("fentry", false, pattern, verbose, out);
 }
 
 /* Listed only when asked for by name, like kretprobes. */
-static int fexit_list(const char *pattern, bool verbose, FILE *out)
+static int fexit_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	if (!pattern || strncmp(pattern, "fexit:", 6) != 0)
 		return 0;

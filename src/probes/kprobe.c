@@ -35,6 +35,8 @@
 
 #include "../kernel/btf.h"
 #include "../kernel/features.h"
+#include "../kernel/kallsyms.h"
+#include "../kernel/pmu.h"
 #include "../kernel/tracefs.h"
 
 extern const struct provider kprobe_provider;
@@ -380,18 +382,13 @@ static int describe(struct probe_point *point, bool is_return, char **error)
 	return 0;
 }
 
-/* Points standing in for another provider are described by their own. */
 static int kprobe_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &kprobe_provider)
-		return point->provider->describe(point, error);
 	return describe(point, false, error);
 }
 
 static int kretprobe_describe(struct probe_point *point, char **error)
 {
-	if (point->provider != &kretprobe_provider)
-		return point->provider->describe(point, error);
 	return describe(point, true, error);
 }
 
@@ -404,21 +401,6 @@ static int kprobe_prepare_load(const struct probe_point *point, uint32_t *expect
 }
 
 /* ---- attaching ---- */
-
-/* An integer from a sysfs file of the kprobe PMU, or -errno. */
-static int read_pmu_number(const char *path, const char *skip)
-{
-	char *text = read_file(path, NULL);
-	int value;
-
-	if (!text)
-		return -errno;
-	/* format/retprobe reads "config:0" */
-	const char *digits = strncmp(text, skip, strlen(skip)) == 0 ? text + strlen(skip) : text;
-	value = atoi(digits);
-	free(text);
-	return value;
-}
 
 static int attach_multi(const struct probe_point *point, bool is_return, int prog_fd,
 			fd_list *fds, char **error)
@@ -448,7 +430,7 @@ static int attach(const struct probe_point *point, bool is_return, int prog_fd, 
 
 	if (point->function_count)
 		return attach_multi(point, is_return, prog_fd, fds, error);
-	type = read_pmu_number("/sys/bus/event_source/devices/kprobe/type", "");
+	type = pmu_type("kprobe");
 	if (type < 0) {
 		*error = xasprintf("cannot attach %s: the kernel has no kprobe PMU (%s); it was "
 				   "probably built without CONFIG_KPROBES",
@@ -456,8 +438,7 @@ static int attach(const struct probe_point *point, bool is_return, int prog_fd, 
 		return type;
 	}
 	if (is_return) {
-		bit = read_pmu_number("/sys/bus/event_source/devices/kprobe/format/retprobe",
-				      "config:");
+		bit = pmu_format_bit("kprobe", "retprobe");
 		if (bit < 0) {
 			*error = xasprintf("cannot attach %s: the kprobe PMU has no retprobe "
 					   "format bit", point->name);
@@ -525,14 +506,14 @@ static int list_functions(const char *kind, const char *pattern, FILE *out)
 
 /* Patterns come canonical ("kprobe:vfs_*") when a provider was named, raw
  * when -l searches every provider. */
-static int kprobe_list(const char *pattern, bool verbose, FILE *out)
+static int kprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return list_functions("kprobe", pattern, out);
 }
 
 /* Return probes exist for every kprobe; they are listed only when asked for
  * by name, as bpftrace does. */
-static int kretprobe_list(const char *pattern, bool verbose, FILE *out)
+static int kretprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	if (!pattern || strncmp(pattern, "kretprobe:", 10) != 0)
 		return 0;

@@ -131,22 +131,25 @@ struct provider {
 	 * with *error set; -ESRCH means "well-formed, but nothing here matches"
 	 * (a function this build of a library lacks). */
 	int (*expand)(const struct probe_spec *spec, probe_point_list *out, char **error);
-	/* Fills in args_type and features; called only for points a program uses. */
+	/* Fills in args_type and features; called only for points a program uses,
+	 * and always through point->provider (a stand-in describes its own points). */
 	int (*describe)(struct probe_point *point, char **error);
 	/* Attaches prog_fd to point; pushes every fd that keeps it attached onto *fds. */
 	int (*attach)(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
-	/* Prints names of probes matching pattern (NULL: all); verbose adds args. */
-	/* A spec that matches nothing (-ESRCH from expand) is skipped with a
-	 * warning instead of failing the program: libraries differ between
-	 * machines, and tools probe functions some builds do not have. */
 	/* Runs outside any traced task (BEGIN/END, interval timers): the -p
 	 * filter on the current pid would never let it run, so it is not applied. */
 	bool no_task_context;
+	/* A spec that matches nothing (-ESRCH from expand) is skipped with a
+	 * warning instead of failing the program: libraries differ between
+	 * machines, and tools probe functions some builds do not have. */
 	bool skip_missing;
-	int (*list)(const char *pattern, bool verbose, FILE *out);
+	/* Writes the names of probes matching pattern (NULL: all) to out, one a
+	 * line; verbose adds args. 0, or -errno with *error set. */
+	int (*list)(const char *pattern, bool verbose, FILE *out, char **error);
 	/* Optional: -l PATTERN -p PID, the probes found in that process (usdt:
-	 * every object it maps). NULL: -p does not change what is listed. */
-	int (*list_process)(const char *pattern, pid_t pid, bool verbose, FILE *out);
+	 * every object it maps), as list answers. NULL: -p does not change what
+	 * is listed. */
+	int (*list_process)(const char *pattern, pid_t pid, bool verbose, FILE *out, char **error);
 	/* Optional: what bpf_prog_load needs beyond prog_type for this point
 	 * (fentry/fexit: expected_attach_type and the target's BTF id and BTF
 	 * object fd, 0 for vmlinux; kprobe_multi: the expected attach type).
@@ -205,12 +208,28 @@ void perf_event_name_point(const struct provider *provider, const struct perf_ev
 void perf_event_name_print(const struct perf_event_name *table, int count, const char *provider,
 			   const char *alias, const char *pattern, FILE *out);
 
+/* software and hardware: a table of named perf events of one perf type. */
+struct perf_event_family {
+	const struct provider *provider;
+	uint32_t perf_type;                  /* PERF_TYPE_SOFTWARE, PERF_TYPE_HARDWARE */
+	const struct perf_event_name *events;
+	int event_count;
+	const char *example;                 /* "software:faults:100", for the usage error */
+};
+/* PROVIDER:EVENT[:COUNT], EVENT possibly a wildcard: a point per event. */
+int perf_event_family_expand(const struct perf_event_family *family, const struct probe_spec *spec,
+			     probe_point_list *out, char **error);
+/* Opens point's event (its index found by name) on every CPU and attaches prog_fd. */
+int perf_event_family_attach(const struct perf_event_family *family,
+			     const struct probe_point *point, int prog_fd, fd_list *fds,
+			     char **error);
+
 /* interval and profile: a cpu-clock perf event ticking at point->period ns
  * or point->frequency hz, on one CPU or on every CPU (point->every_cpu). */
 int probe_attach_cpu_clock(const struct probe_point *point, int prog_fd, fd_list *fds, char **error);
 /* For providers whose probes have no arguments and cannot be listed. */
 int probe_describe_no_args(struct probe_point *point, char **error);
-int probe_list_nothing(const char *pattern, bool verbose, FILE *out);
+int probe_list_nothing(const char *pattern, bool verbose, FILE *out, char **error);
 
 /* ---- dispatchers (dispatch.c) ---- */
 

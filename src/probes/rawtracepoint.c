@@ -181,14 +181,12 @@ static const char *name_pattern_of(const char *pattern)
 	return pattern;
 }
 
-static int rawtracepoint_list(const char *pattern, bool verbose, FILE *out)
+static int rawtracepoint_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	btf_name_list names = { 0 };
-	char *error = NULL;
 	const char *name_pattern = pattern ? name_pattern_of(pattern) : "*";
-	int err = all_tracepoints(&names, &error);
+	int err = all_tracepoints(&names, error);
 
-	free(error);
 	if (err)
 		return err;
 	sort_unique(&names);

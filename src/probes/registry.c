@@ -331,7 +331,7 @@ int probe_describe_no_args(struct probe_point *point, char **error)
 	return 0;
 }
 
-int probe_list_nothing(const char *pattern, bool verbose, FILE *out)
+int probe_list_nothing(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return 0;
 }
@@ -395,4 +395,70 @@ void perf_event_name_point(const struct provider *provider, const struct perf_ev
 	point->every_cpu = true;
 	point->args_access = ARGS_NONE;
 	vec_push(out, point);
+}
+
+int perf_event_family_expand(const struct perf_event_family *family, const struct probe_spec *spec,
+			     probe_point_list *out, char **error)
+{
+	const char *kind = family->provider->name;
+	const char *event, *count_text = NULL;
+	uint64_t count = 0;
+	int index;
+
+	if (spec->part_count < 1 || spec->part_count > 2 || !spec->parts[0][0]) {
+		*error = xasprintf("%s probes are written %s:EVENT or %s:EVENT:COUNT (e.g. %s)", kind,
+				   kind, kind, family->example);
+		return -EINVAL;
+	}
+	event = spec->parts[0];
+	if (spec->part_count == 2 && spec->parts[1][0]) {
+		count_text = spec->parts[1];
+		if (!probe_parse_count(count_text, &count)) {
+			*error = xasprintf("'%s' in %s is not a whole number", count_text, spec->text);
+			return -EINVAL;
+		}
+		if (count == 0) {
+			*error = xasprintf("the count in %s must be greater than zero", spec->text);
+			return -EINVAL;
+		}
+	}
+	if (has_wildcard(event)) {
+		int before = out->count;
+		for (int i = 0; i < family->event_count; i++)
+			if (wildcard_match(event, family->events[i].name))
+				perf_event_name_point(family->provider, family->events, i,
+						      family->events[i].name, count_text, count, out);
+		if (out->count > before)
+			return 0;
+		char *valid = perf_event_name_list(family->events, family->event_count);
+		*error = xasprintf("no %s event matches '%s'; valid events are %s", kind, event, valid);
+		free(valid);
+		return -ENOENT;
+	}
+	index = perf_event_name_find(family->events, family->event_count, event);
+	if (index < 0) {
+		char *valid = perf_event_name_list(family->events, family->event_count);
+		*error = xasprintf("'%s' is not a %s event; valid events are %s", event, kind, valid);
+		free(valid);
+		return -EINVAL;
+	}
+	perf_event_name_point(family->provider, family->events, index, event, count_text, count, out);
+	return 0;
+}
+
+int perf_event_family_attach(const struct perf_event_family *family,
+			     const struct probe_point *point, int prog_fd, fd_list *fds,
+			     char **error)
+{
+	struct perf_event_attr attr = { .type = family->perf_type };
+	int index = perf_event_name_find(family->events, family->event_count, point->target);
+
+	if (index < 0) {
+		*error = xasprintf("cannot attach %s: unknown %s event", point->name,
+				   family->provider->name);
+		return -EINVAL;
+	}
+	attr.config = family->events[index].config;
+	attr.sample_period = point->period;
+	return probe_attach_perf_event(point, &attr, prog_fd, fds, error);
 }

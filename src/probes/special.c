@@ -55,7 +55,7 @@ static int special_attach(const struct probe_point *point, int prog_fd, fd_list 
 }
 
 /* Not kernel probes: -l does not show them (nor does bpftrace). */
-static int special_list(const char *pattern, bool verbose, FILE *out)
+static int special_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	return 0;
 }

@@ -84,9 +84,6 @@ static int tracepoint_describe(struct probe_point *point, char **error)
 	struct tracepoint_format format;
 	int err;
 
-	/* syscalls served from raw_syscalls are described by their own provider */
-	if (point->provider != &tracepoint_provider)
-		return point->provider->describe(point, error);
 	err = tracefs_read_format(point->target, point->function, &format, error);
 	if (err) {
 		/* no format file to read: the kernel's BTF knows the record too */
@@ -139,14 +136,13 @@ static char *canonical_pattern(const char *pattern)
 	return xstrdup(pattern);
 }
 
-static int tracepoint_list_probes(const char *pattern, bool verbose, FILE *out)
+static int tracepoint_list_probes(const char *pattern, bool verbose, FILE *out, char **error)
 {
 	tracepoint_list found = { 0 };
-	char *error = NULL;
+	char *format_error = NULL;
 	char *full_pattern = pattern ? canonical_pattern(pattern) : xstrdup("*");
-	int err = tracefs_find("*", "*", &found, &error);
+	int err = tracefs_find("*", "*", &found, error);
 
-	free(error);
 	if (err) {
 		free(full_pattern);
 		return err;
@@ -157,13 +153,14 @@ static int tracepoint_list_probes(const char *pattern, bool verbose, FILE *out)
 			fprintf(out, "%s\n", name);
 			struct tracepoint_format format;
 			if (verbose && tracefs_read_format(found.items[i].category, found.items[i].name,
-							   &format, &error) == 0) {
+							   &format, &format_error) == 0) {
 				for (char **decl = format.decls; *decl; decl++)
 					fprintf(out, "    %s\n", *decl);
 				tracepoint_format_free(&format);
 			}
-			free(error);
-			error = NULL;
+			/* -lv of a tracepoint whose format cannot be read: its name alone */
+			free(format_error);
+			format_error = NULL;
 		}
 		free(name);
 	}

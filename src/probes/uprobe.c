@@ -44,6 +44,7 @@
 
 #include "../kernel/elf.h"
 #include "../kernel/features.h"
+#include "../kernel/pmu.h"
 
 extern const struct provider uprobe_provider;
 extern const struct provider uretprobe_provider;
@@ -276,28 +277,6 @@ static int uprobe_describe(struct probe_point *point, char **error)
 
 /* ---- attaching ---- */
 
-/* A sysfs file of the uprobe PMU, such as "type" or "format/retprobe". */
-static char *pmu_file(const char *name)
-{
-	char *path = xasprintf("/sys/bus/event_source/devices/uprobe/%s", name);
-	char *text = read_file(path, NULL);
-
-	free(path);
-	return text;
-}
-
-/* The first bit of a format field: "config:0" → 0, "config:32-63" → 32. */
-static int pmu_format_bit(const char *field)
-{
-	char *text = pmu_file(field);
-	int bit = -1;
-
-	if (text && strncmp(text, "config:", 7) == 0)
-		bit = atoi(text + 7);
-	free(text);
-	return bit;
-}
-
 /* Opens the perf event (pid's only, or every process) and runs prog_fd on it.
  * A uprobe perf event for every task sits on one CPU but fires on all: the
  * program hangs off the probe, not the CPU's event. */
@@ -311,20 +290,19 @@ int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog
 			fd_list *fds, char **error)
 {
 	struct perf_event_attr attr = { 0 };
-	char *type_text = pmu_file("type");
+	int type = pmu_type("uprobe");
 	const char *step = "";
 	int fd_pair[2] = { -1, -1 }, err;
 
-	if (!type_text) {
+	if (type < 0) {
 		*error = xasprintf("cannot attach %s: this kernel has no uprobe perf events "
 				   "(/sys/bus/event_source/devices/uprobe is missing)", point->name);
 		return -EOPNOTSUPP;
 	}
 	attr.size = sizeof(attr);
-	attr.type = (uint32_t)strtoul(type_text, NULL, 10);
-	free(type_text);
+	attr.type = (uint32_t)type;
 	if (retprobe) {
-		int bit = pmu_format_bit("format/retprobe");
+		int bit = pmu_format_bit("uprobe", "retprobe");
 		if (bit < 0 || bit > 63) {
 			*error = xasprintf("cannot attach %s: this kernel has no uprobe return probes",
 					   point->name);
@@ -333,7 +311,7 @@ int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog
 		attr.config |= 1ULL << bit;
 	}
 	if (point->semaphore_offset) {
-		int shift = pmu_format_bit("format/ref_ctr_offset");
+		int shift = pmu_format_bit("uprobe", "ref_ctr_offset");
 		if (shift < 0 || shift > 63) {
 			*error = xasprintf("cannot attach %s: its semaphore needs a kernel with uprobe "
 					   "reference counters (Linux 4.20 or later)", point->name);
@@ -378,11 +356,12 @@ static int uprobe_attach(const struct probe_point *point, int prog_fd, fd_list *
  * one binary. Without a binary there is nothing to enumerate, so a bare or
  * provider-less pattern lists nothing, as in bpftrace.
  */
-static int list_common(const struct provider *provider, const char *pattern, FILE *out)
+static int list_common(const struct provider *provider, const char *pattern, FILE *out,
+		       char **error)
 {
 	size_t prefix = strlen(provider->name);
 	const char *rest, *colon;
-	char *binary, *path = NULL, *error = NULL;
+	char *binary, *path = NULL;
 	const char *function;
 	struct elf_object *object;
 	elf_symbol_list functions = { 0 };
@@ -394,12 +373,10 @@ static int list_common(const struct provider *provider, const char *pattern, FIL
 	colon = strchr(rest, ':');
 	binary = colon ? xstrndup(rest, (size_t)(colon - rest)) : xstrdup(rest);
 	function = colon && colon[1] ? colon + 1 : "*";
-	err = resolve_target(provider->name, binary, &path, &error);
+	err = resolve_target(provider->name, binary, &path, error);
 	if (!err)
-		err = elf_object_open(path, &object, &error);
+		err = elf_object_open(path, &object, error);
 	if (err) {
-		fprintf(stderr, "sonde: %s\n", error);
-		free(error);
 		free(binary);
 		free(path);
 		return err;
@@ -416,14 +393,14 @@ static int list_common(const struct provider *provider, const char *pattern, FIL
 	return 0;
 }
 
-static int uprobe_list(const char *pattern, bool verbose, FILE *out)
+static int uprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
-	return list_common(&uprobe_provider, pattern, out);
+	return list_common(&uprobe_provider, pattern, out, error);
 }
 
-static int uretprobe_list(const char *pattern, bool verbose, FILE *out)
+static int uretprobe_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
-	return list_common(&uretprobe_provider, pattern, out);
+	return list_common(&uretprobe_provider, pattern, out, error);
 }
 
 const struct provider uprobe_provider = {

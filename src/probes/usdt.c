@@ -502,10 +502,10 @@ static char *full_list_pattern(const char *path, const char *rest)
  * wildcards ('usdt:*' lists the probes of every object the process maps,
  * objects built in memory included) or 'usdt:PROVIDER:NAME'.
  */
-static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out)
+static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out, char **error)
 {
 	const char *rest, *colon;
-	char *binary, *path = NULL, *error = NULL, *full_pattern;
+	char *binary, *path = NULL, *full_pattern;
 	int err;
 
 	if (!pattern || strncmp(pattern, "usdt:", 5) != 0)
@@ -519,13 +519,13 @@ static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out)
 		bool provider_given = !has_wildcard(binary);
 		path_list objects = { 0 };
 		if (elf_process_objects(pid, &objects) < 0) {
-			fprintf(stderr, "sonde: cannot read the objects mapped into process %d\n",
-				(int)pid);
+			*error = xasprintf("cannot read the objects mapped into process %d", (int)pid);
 			free(binary);
 			return -ENOENT;
 		}
 		for (int i = 0; i < objects.count; i++) {
 			const char *object = objects.items[i];
+			char *ignored = NULL;
 			if (provider_given)
 				full_pattern = xasprintf("usdt:%s:%s%s", object, binary,
 							 colon ? colon : ":*");
@@ -534,10 +534,8 @@ static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out)
 			else
 				full_pattern = full_list_pattern(object, colon);
 			/* objects without USDT notes simply list nothing */
-			if (list_object(object, full_pattern, verbose, out, &error) < 0) {
-				free(error);
-				error = NULL;
-			}
+			list_object(object, full_pattern, verbose, out, &ignored);
+			free(ignored);
 			free(full_pattern);
 		}
 		path_list_free(&objects);
@@ -546,32 +544,29 @@ static int list_usdt(const char *pattern, pid_t pid, bool verbose, FILE *out)
 	}
 	err = path ? 0 : elf_resolve_binary(binary, 0, &path);
 	if (err < 0 && has_wildcard(binary)) {
-		error = xasprintf("listing usdt probes of '%s' needs -p PID (the objects of one "
-				  "process)", binary);
+		*error = xasprintf("listing usdt probes of '%s' needs -p PID (the objects of one "
+				   "process)", binary);
 	} else if (err < 0) {
-		error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
+		*error = xasprintf("usdt target file '%s' does not exist or is not readable", binary);
 	} else {
 		full_pattern = full_list_pattern(path, colon);
-		err = list_object(path, full_pattern, verbose, out, &error);
+		err = list_object(path, full_pattern, verbose, out, error);
 		free(full_pattern);
-	}
-	if (err) {
-		fprintf(stderr, "sonde: %s\n", error);
-		free(error);
 	}
 	free(binary);
 	free(path);
 	return err;
 }
 
-static int usdt_list(const char *pattern, bool verbose, FILE *out)
+static int usdt_list(const char *pattern, bool verbose, FILE *out, char **error)
 {
-	return list_usdt(pattern, 0, verbose, out);
+	return list_usdt(pattern, 0, verbose, out, error);
 }
 
-static int usdt_list_process(const char *pattern, pid_t pid, bool verbose, FILE *out)
+static int usdt_list_process(const char *pattern, pid_t pid, bool verbose, FILE *out,
+			     char **error)
 {
-	return list_usdt(pattern, pid, verbose, out);
+	return list_usdt(pattern, pid, verbose, out, error);
 }
 
 const struct provider usdt_provider = {

@@ -21,6 +21,8 @@
  */
 #include "runtime/snapshot.h"
 
+#include "aggregations/aggregation.h"
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -181,71 +183,13 @@ static uint64_t print_read_u64(const unsigned char *data)
 	return value;
 }
 
-static uint64_t fold_sum(const struct map_snapshot *snap, const unsigned char *value, int field)
-{
-	uint64_t total = 0;
-
-	for (int cpu = 0; cpu < snap->ncpus; cpu++)
-		total += print_read_u64(value + (size_t)cpu * snap->value_stride + field * 8);
-	return total;
-}
-
-/* min/max: each CPU holds { value, is_set }; CPUs that never ran it are skipped. */
-static uint64_t fold_min_max(const struct map_snapshot *snap, const unsigned char *value,
-			     bool is_max, bool is_signed)
-{
-	bool have = false;
-	uint64_t best = 0;
-
-	for (int cpu = 0; cpu < snap->ncpus; cpu++) {
-		const unsigned char *slot = value + (size_t)cpu * snap->value_stride;
-		uint64_t v = print_read_u64(slot);
-		if (!print_read_u64(slot + 8))
-			continue;
-		bool better;
-		if (!have)
-			better = true;
-		else if (is_signed)
-			better = is_max ? (int64_t)v > (int64_t)best : (int64_t)v < (int64_t)best;
-		else
-			better = is_max ? v > best : v < best;
-		if (better)
-			best = v;
-		have = true;
-	}
-	return best;
-}
-
-static uint64_t fold_average(const struct map_snapshot *snap, const unsigned char *value,
-			     bool is_signed)
-{
-	uint64_t sum = fold_sum(snap, value, 0);
-	uint64_t count = fold_sum(snap, value, 1);
-
-	if (count == 0)
-		return 0;
-	if (is_signed)
-		return (uint64_t)((int64_t)sum / (int64_t)count);
-	return sum / count;
-}
-
 /* The number a plain map sorts by and prints (before div); avg() maps their average. */
 uint64_t snapshot_fold(const struct map_snapshot *snap, const struct type *type,
 			   const unsigned char *value)
 {
-	switch (type->kind) {
-	case TYPE_COUNT:
-	case TYPE_SUM:
-		return fold_sum(snap, value, 0);
-	case TYPE_MIN:
-		return fold_min_max(snap, value, false, type->is_signed);
-	case TYPE_MAX:
-		return fold_min_max(snap, value, true, type->is_signed);
-	case TYPE_AVG:
-		return fold_average(snap, value, type->is_signed);
-	default:
-		return print_read_u64(value);
-	}
+	if (type->kind == TYPE_AGGREGATION)
+		return type->aggregation->fold(snap, type, value);
+	return print_read_u64(value);
 }
 
 static int compare_numbers(uint64_t a, uint64_t b, bool is_signed)
@@ -415,7 +359,7 @@ static int compare_entries(const void *pa, const void *pb, void *arg)
 int snapshot_user_key_size(const struct map_desc *map)
 {
 	int size = map->key_type ? (type_storage_size(map->key_type) + 7) & ~7 : 0;
-	bool bucketed = map->value_type->kind == TYPE_HIST || map->value_type->kind == TYPE_LHIST;
+	bool bucketed = type_is_bucketed(map->value_type);
 	int available = (int)map->key_size - (bucketed ? 8 : 0);
 
 	return size < available ? size : available < 0 ? 0 : available;
@@ -431,8 +375,7 @@ static int first_shown(int count, int top)
 
 static bool sorts_by_value(enum type_kind kind)
 {
-	return kind == TYPE_COUNT || kind == TYPE_SUM || kind == TYPE_INT ||
-	       kind == TYPE_MIN || kind == TYPE_MAX;
+	return kind == TYPE_INT || kind == TYPE_AGGREGATION;
 }
 
 static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
@@ -441,18 +384,13 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 	const struct type *type = map->value_type;
 
 	switch (type->kind) {
-	case TYPE_COUNT:
-		put_number(sb, divide(entry->order, false, div), false);
-		break;
 	case TYPE_INT:
 		if (type->int_names) {
 			format_value(sb, type, entry->value, json);
 			break;
 		}
 		/* fall through */
-	case TYPE_SUM:
-	case TYPE_MIN:
-	case TYPE_MAX:
+	case TYPE_AGGREGATION: /* the folded number of count, sum, min, max */
 		put_number(sb, divide(entry->order, type->is_signed, div), type->is_signed);
 		break;
 	case TYPE_POINTER:
@@ -464,8 +402,8 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 	}
 }
 
-static void print_plain(struct strbuf *sb, const struct map_desc *map,
-			const struct map_snapshot *snap, int top, int div, bool json)
+void print_map_numbers(struct strbuf *sb, const struct map_desc *map,
+		       const struct map_snapshot *snap, int top, int div, bool json)
 {
 	const struct type *type = map->value_type;
 	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
@@ -473,7 +411,7 @@ static void print_plain(struct strbuf *sb, const struct map_desc *map,
 		.map = map,
 		.user_key_size = snapshot_user_key_size(map),
 		.by_value = sorts_by_value(type->kind),
-		.value_signed = type->kind != TYPE_COUNT && type->is_signed,
+		.value_signed = type->is_signed,
 	};
 
 	for (int i = 0; i < snap->count; i++) {
@@ -509,11 +447,10 @@ static void print_plain(struct strbuf *sb, const struct map_desc *map,
 
 /* ---- avg and stats ---- */
 
-static void print_stats(struct strbuf *sb, const struct map_desc *map,
-			const struct map_snapshot *snap, int top, int div, bool json)
+void print_map_averages(struct strbuf *sb, const struct map_desc *map,
+			const struct map_snapshot *snap, int top, int div, bool json, bool is_stats)
 {
 	const struct type *type = map->value_type;
-	bool is_stats = type->kind == TYPE_STATS;
 	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
 	struct sort_context context = {
 		.map = map,
@@ -526,7 +463,7 @@ static void print_stats(struct strbuf *sb, const struct map_desc *map,
 	for (int i = 0; i < snap->count; i++) {
 		entries[i].key = snapshot_key(snap, i);
 		entries[i].value = snapshot_value(snap, i);
-		entries[i].order = fold_average(snap, entries[i].value, type->is_signed);
+		entries[i].order = aggregation_fold_average(snap, entries[i].value, type->is_signed);
 	}
 	qsort_r(entries, snap->count, sizeof(*entries), compare_entries, &context);
 
@@ -541,8 +478,8 @@ static void print_stats(struct strbuf *sb, const struct map_desc *map,
 	for (int i = first; i < snap->count; i++) {
 		const struct print_entry *entry = &entries[i];
 		uint64_t average = divide(entry->order, type->is_signed, div);
-		uint64_t count = fold_sum(snap, entry->value, 1);
-		uint64_t total = fold_sum(snap, entry->value, 0);
+		uint64_t count = aggregation_fold_sum(snap, entry->value, 1);
+		uint64_t total = aggregation_fold_sum(snap, entry->value, 0);
 
 		if (json && i > first)
 			strbuf_puts(sb, ", ");
@@ -577,195 +514,6 @@ static void print_stats(struct strbuf *sb, const struct map_desc *map,
 
 /* ---- hist and lhist ---- */
 
-/*
- * Where a log2 bucket starts and how wide it is (see program.h for the
- * numbering). Sub-buckets below 2^hist_bits that no value can reach are
- * reported as unreachable and never drawn.
- */
-struct hist_bucket {
-	bool reachable;
-	int log2;      /* l: the bucket lies in [2^l, 2^(l+1)) */
-	int sub;       /* s: which of the 2^k parts */
-	uint64_t low;  /* first value in the bucket */
-	uint64_t high; /* last value in the bucket */
-};
-
-static struct hist_bucket hist_bucket(int index, int bits)
-{
-	struct hist_bucket bucket = { 0 };
-	int parts = 1 << bits;
-
-	if (index < 2)
-		return bucket;
-	bucket.log2 = (index - 2) >> bits;
-	bucket.sub = (index - 2) & (parts - 1);
-	int l = bucket.log2;
-	if (l > 63)
-		return bucket;
-	if (l >= bits) {
-		bucket.low = ((uint64_t)parts + bucket.sub) << (l - bits);
-		bucket.high = bucket.low + ((uint64_t)1 << (l - bits)) - 1;
-	} else {
-		if (bucket.sub & ((1 << (bits - l)) - 1))
-			return bucket;
-		bucket.low = ((uint64_t)1 << l) + ((uint64_t)bucket.sub >> (bits - l));
-		bucket.high = bucket.low;
-	}
-	bucket.reachable = true;
-	return bucket;
-}
-
-/*
- * A bucket boundary, (2^k + s) * 2^(l-k), written with the suffix of the
- * largest power of 1024 in 2^(l-k): 512, 1K, 24K, 8G, 16E.
- */
-static void put_hist_bound(struct strbuf *sb, int l, int s, int bits)
-{
-	if (s == (1 << bits)) {
-		l++;
-		s = 0;
-	}
-	int power = l - bits;
-	int decade = power / 10;
-	uint64_t mantissa = ((uint64_t)(1 << bits) + s) << (power - 10 * decade);
-
-	strbuf_printf(sb, "%llu", (unsigned long long)mantissa);
-	if (decade)
-		strbuf_putc(sb, "\0KMGTPE"[decade]);
-}
-
-static void put_hist_label(struct strbuf *sb, int index, int bits)
-{
-	if (index == 0) {
-		strbuf_puts(sb, "(..., 0)");
-		return;
-	}
-	if (index == 1) {
-		strbuf_puts(sb, "[0]");
-		return;
-	}
-	struct hist_bucket bucket = hist_bucket(index, bits);
-	if (bucket.low == bucket.high) {
-		strbuf_printf(sb, "[%llu]", (unsigned long long)bucket.low);
-		return;
-	}
-	strbuf_putc(sb, '[');
-	put_hist_bound(sb, bucket.log2, bucket.sub, bits);
-	strbuf_puts(sb, ", ");
-	put_hist_bound(sb, bucket.log2, bucket.sub + 1, bits);
-	strbuf_putc(sb, ')');
-}
-
-static void put_hist_json_bounds(struct strbuf *sb, int index, int bits)
-{
-	if (index == 0) {
-		strbuf_puts(sb, "\"max\": -1, ");
-		return;
-	}
-	if (index == 1) {
-		strbuf_puts(sb, "\"min\": 0, \"max\": 0, ");
-		return;
-	}
-	struct hist_bucket bucket = hist_bucket(index, bits);
-	strbuf_printf(sb, "\"min\": %llu, \"max\": %llu, ", (unsigned long long)bucket.low,
-		      (unsigned long long)bucket.high);
-}
-
-/* lhist boundaries: 0, and multiples of 1M or 1K with a suffix. */
-static void put_lhist_number(struct strbuf *sb, int64_t number)
-{
-	if (number != 0 && number % (1024 * 1024) == 0)
-		strbuf_printf(sb, "%lldM", (long long)(number / (1024 * 1024)));
-	else if (number != 0 && number % 1024 == 0)
-		strbuf_printf(sb, "%lldK", (long long)(number / 1024));
-	else
-		strbuf_printf(sb, "%lld", (long long)number);
-}
-
-static int64_t lhist_bucket_count(const struct type *type)
-{
-	if (type->lhist_step <= 0 || type->lhist_max < type->lhist_min)
-		return 0;
-	return (type->lhist_max - type->lhist_min) / type->lhist_step;
-}
-
-static void put_lhist_label(struct strbuf *sb, const struct type *type, int index)
-{
-	int64_t n = lhist_bucket_count(type);
-
-	if (index == 0) {
-		strbuf_puts(sb, "(..., ");
-		put_lhist_number(sb, type->lhist_min);
-		strbuf_putc(sb, ')');
-	} else if (index == n + 1) {
-		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type->lhist_max);
-		strbuf_puts(sb, ", ...)");
-	} else {
-		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type->lhist_min + (index - 1) * type->lhist_step);
-		strbuf_puts(sb, ", ");
-		put_lhist_number(sb, type->lhist_min + index * type->lhist_step);
-		strbuf_putc(sb, ')');
-	}
-}
-
-static void put_lhist_json_bounds(struct strbuf *sb, const struct type *type, int index)
-{
-	int64_t n = lhist_bucket_count(type);
-
-	if (index == 0) {
-		strbuf_printf(sb, "\"max\": %lld, ", (long long)(type->lhist_min - 1));
-	} else if (index == n + 1) {
-		strbuf_printf(sb, "\"min\": %lld, ", (long long)type->lhist_max);
-	} else {
-		int64_t low = type->lhist_min + (index - 1) * type->lhist_step;
-		strbuf_printf(sb, "\"min\": %lld, \"max\": %lld, ", (long long)low,
-			      (long long)(low + type->lhist_step - 1));
-	}
-}
-
-static int histogram_size(const struct type *type)
-{
-	if (type->kind == TYPE_LHIST)
-		return (int)lhist_bucket_count(type) + 2;
-	return 2 + (64 << type->hist_bits);
-}
-
-static bool bucket_is_drawn(const struct type *type, int index)
-{
-	return type->kind == TYPE_LHIST || index < 2 ||
-	       hist_bucket(index, type->hist_bits).reachable;
-}
-
-int snapshot_histogram_size(const struct type *type)
-{
-	return histogram_size(type);
-}
-
-/* The largest value a bucket holds, as a Prometheus `le` bound: values are
- * integers, so [1024, 2048) is le="2047". The lhist bucket of values past
- * max has no bound of its own (it is +Inf's). */
-bool snapshot_bucket_upper(struct strbuf *sb, const struct type *type, int index)
-{
-	if (type->kind == TYPE_LHIST) {
-		int64_t n = lhist_bucket_count(type);
-		if (index > n)
-			return false;
-		strbuf_printf(sb, "%lld", (long long)(type->lhist_min + index * type->lhist_step - 1));
-		return true;
-	}
-	if (index < 2) {
-		strbuf_puts(sb, index == 0 ? "-1" : "0");
-		return true;
-	}
-	struct hist_bucket bucket = hist_bucket(index, type->hist_bits);
-	if (!bucket.reachable)
-		return false;
-	strbuf_printf(sb, "%llu", (unsigned long long)bucket.high);
-	return true;
-}
-
 /* One histogram's body: a line per bucket from the first to the last non-empty one. */
 static void put_histogram(struct strbuf *sb, const struct type *type, const uint64_t *buckets,
 			  int size, int div, bool json)
@@ -786,17 +534,14 @@ static void put_histogram(struct strbuf *sb, const struct type *type, const uint
 		strbuf_putc(sb, '[');
 	bool any = false;
 	for (int i = first; first >= 0 && i <= last; i++) {
-		if (!bucket_is_drawn(type, i))
+		if (!type->aggregation->bucket_is_drawn(type, i))
 			continue;
 		uint64_t shown = divide(buckets[i], false, div);
 		if (json) {
 			if (any)
 				strbuf_puts(sb, ", ");
 			strbuf_putc(sb, '{');
-			if (type->kind == TYPE_LHIST)
-				put_lhist_json_bounds(sb, type, i);
-			else
-				put_hist_json_bounds(sb, i, type->hist_bits);
+			type->aggregation->put_bucket_bounds(sb, type, i);
 			strbuf_printf(sb, "\"count\": %llu}", (unsigned long long)shown);
 		} else {
 			struct strbuf label;
@@ -805,10 +550,7 @@ static void put_histogram(struct strbuf *sb, const struct type *type, const uint
 			int width = (int)((float)buckets[i] / (float)largest * PRINT_BAR_WIDTH);
 
 			strbuf_init(&label);
-			if (type->kind == TYPE_LHIST)
-				put_lhist_label(&label, type, i);
-			else
-				put_hist_label(&label, i, type->hist_bits);
+			type->aggregation->put_bucket_label(&label, type, i);
 			memset(bar, '@', width);
 			bar[width] = '\0';
 			strbuf_printf(sb, "%-16s%8llu |%-*s|\n", label.data, (unsigned long long)shown,
@@ -859,7 +601,8 @@ int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *s
 	int key_bytes = snapshot_user_key_size(map);
 	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
 	struct bucket_order how = { is_array ? 0 : key_bytes, is_array };
-	int size = histogram_size(type);
+	int size = type->aggregation->bucket_count(type);
+	bool has_sums = aggregation_map_has_sums(map);
 	const unsigned char **order = xcalloc(snap->count, sizeof(*order));
 	struct print_entry *groups = xcalloc(snap->count, sizeof(*groups));
 	int group_count = 0;
@@ -887,12 +630,12 @@ int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *s
 			int index = (int)((order[i] - snap->keys) / snap->key_size);
 			uint64_t bucket = key_bucket(order[i], key_bytes, is_array);
 			const unsigned char *value = snapshot_value(snap, index);
-			uint64_t count = fold_sum(snap, value, 0);
+			uint64_t count = aggregation_fold_sum(snap, value, 0);
 			if (bucket < (uint64_t)group->bucket_count) {
 				group->buckets[bucket] += count;
 				group->order += count;
-				if (snap->value_stride >= 16)
-					group->sum += fold_sum(snap, value, 1);
+				if (has_sums)
+					group->sum += aggregation_fold_sum(snap, value, 1);
 			}
 		}
 		/* an array has every bucket, hit or not: a histogram nothing
@@ -914,8 +657,8 @@ void snapshot_histograms_free(struct print_entry *groups, int count)
 	free(groups);
 }
 
-static void print_histograms(struct strbuf *sb, const struct map_desc *map,
-			     const struct map_snapshot *snap, int top, int div, bool json)
+void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
+			  const struct map_snapshot *snap, int top, int div, bool json)
 {
 	const struct type *type = map->value_type;
 	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
@@ -965,19 +708,10 @@ int print_map(const struct output *out, const struct map_desc *map, int top, int
 	if (div <= 0)
 		div = 1;
 	strbuf_init(&sb);
-	switch (map->value_type->kind) {
-	case TYPE_HIST:
-	case TYPE_LHIST:
-		print_histograms(&sb, map, &snap, top, div, out->json);
-		break;
-	case TYPE_AVG:
-	case TYPE_STATS:
-		print_stats(&sb, map, &snap, top, div, out->json);
-		break;
-	default:
-		print_plain(&sb, map, &snap, top, div, out->json);
-		break;
-	}
+	if (map->value_type->kind == TYPE_AGGREGATION)
+		map->value_type->aggregation->print(&sb, map, &snap, top, div, out->json);
+	else
+		print_map_numbers(&sb, map, &snap, top, div, out->json);
 	if (sb.length)
 		fwrite(sb.data, 1, sb.length, out->file);
 	fflush(out->file);

@@ -24,7 +24,7 @@ struct print_entry {
 	uint64_t order;     /* value to sort by, when sorting by value; a histogram's total */
 	uint64_t *buckets;  /* hist/lhist groups: counts by bucket number (program.h) */
 	int bucket_count;
-	uint64_t sum;       /* hist/lhist groups with hist_sums: the sum of the values (s64) */
+	uint64_t sum;       /* hist/lhist keeping sums (summed_value_size): the values, s64 */
 };
 
 int snapshot_read(const struct map_desc *map, struct map_snapshot *snap);
@@ -45,11 +45,18 @@ int snapshot_user_key_size(const struct map_desc *map);
  * returns how many. Free with snapshot_histograms_free. */
 int snapshot_histograms(const struct map_desc *map, const struct map_snapshot *snap,
 			struct print_entry **groups);
-/* Buckets a hist/lhist of this type can have (program.h numbers them). */
-int snapshot_histogram_size(const struct type *type);
-/* Writes the largest value bucket `index` holds; false (nothing written) for
- * a bucket no value reaches and for lhist's last, unbounded one. */
-bool snapshot_bucket_upper(struct strbuf *sb, const struct type *type, int index);
 void snapshot_histograms_free(struct print_entry *groups, int count);
+
+/* The layouts of a whole map that aggregations print with (their records
+ * choose one, aggregations/): a number per key (count, sum, min, max and
+ * plain values), an average per key (avg; with is_stats, stats' count,
+ * average and total), a histogram per key (hist, lhist). */
+struct strbuf;
+void print_map_numbers(struct strbuf *sb, const struct map_desc *map,
+		       const struct map_snapshot *snap, int top, int div, bool json);
+void print_map_averages(struct strbuf *sb, const struct map_desc *map,
+			const struct map_snapshot *snap, int top, int div, bool json, bool is_stats);
+void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
+			  const struct map_snapshot *snap, int top, int div, bool json);
 
 #endif

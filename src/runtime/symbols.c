@@ -53,6 +53,7 @@
 
 #include "common/util.h"
 #include "kernel/elf.h"
+#include "kernel/kallsyms.h"
 #include "runtime/perf_map.h"
 
 /* ---- stack map ---- */
@@ -140,37 +141,15 @@ static int32_t kernel_module_index(const char *module, size_t length)
 	return kernel.modules.count - 1;
 }
 
-/* One symbol line of kallsyms; the strings point into the line. */
-struct kallsyms_line {
-	uint64_t address;
-	const char *name;
-	size_t name_length;
-	const char *module;  /* NULL in the kernel image */
-	size_t module_length;
-};
-
 /*
- * Lines are "ffffffff81000000 T _text" with "\t[module]" after module
- * symbols. Absolute symbols ('a', 'A') are offsets rather than addresses,
- * and a zero address means kallsyms hides addresses from this user: false
- * for those.
+ * A symbol line with a real address. Absolute symbols ('a', 'A') are
+ * offsets rather than addresses, and a zero address means kallsyms hides
+ * addresses from this user: false for those.
  */
 static bool kallsyms_parse(const char *line, struct kallsyms_line *out)
 {
-	char *cursor;
-	out->address = strtoull(line, &cursor, 16);
-	if (cursor == line || cursor[0] != ' ' || !cursor[1] || cursor[2] != ' ' ||
-	    out->address == 0 || cursor[1] == 'a' || cursor[1] == 'A')
-		return false;
-	out->name = cursor + 3;
-	out->name_length = strcspn(out->name, " \t\n");
-	out->module = NULL;
-	out->module_length = 0;
-	if (out->name[out->name_length] == '\t' && out->name[out->name_length + 1] == '[') {
-		out->module = out->name + out->name_length + 2;
-		out->module_length = strcspn(out->module, "]\n");
-	}
-	return out->name_length > 0;
+	return kallsyms_parse_line(line, out) && out->address != 0 && out->type != 'a' &&
+	       out->type != 'A';
 }
 
 static FILE *kallsyms_open(void)

@@ -26,6 +26,7 @@
  * the event's field_names.
  */
 #include "runtime/snapshot.h"
+#include "aggregations/aggregation.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -247,7 +248,7 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 
 	if (err)
 		return err;
-	if (!type || type->kind != (is_log2 ? TYPE_HIST : TYPE_LHIST)) {
+	if (!type || type->aggregation != (is_log2 ? &aggregation_hist : &aggregation_lhist)) {
 		snapshot_free(&snap);
 		return -EINVAL;
 	}
@@ -394,7 +395,7 @@ int print_tool_top(const struct output *out, const struct program *program,
 		rows[i].order = snapshot_fold(&snap, map->value_type, snapshot_value(&snap, i));
 	}
 	struct top_order how = { map, key_bytes,
-				 map->value_type->kind != TYPE_COUNT && map->value_type->is_signed };
+				 map->value_type->is_signed };
 	qsort_r(rows, snap.count, sizeof(*rows), compare_rows, &how);
 
 	int shown = event->top > 0 && event->top < snap.count ? event->top : snap.count;

@@ -25,27 +25,33 @@
  * _sum is exact: serve compiles hist/lhist maps with a per-bucket sum of
  * the values (compile_options.hist_sums).
  *
- * Everything is read at render time through the runtime's snapshots and
- * folds (runtime/snapshot.h), the same code that prints the maps at exit.
+ * Which family a map becomes and how its samples are written is its
+ * aggregation's record's to say (metric_type and put_metrics,
+ * aggregations/); this file names families and labels, and holds the
+ * writers the records choose from (metrics.h). Everything is read at render
+ * time through the runtime's snapshots and the records' folds, the same
+ * code that prints the maps at exit.
  */
 #include "serve/serve.h"
+#include "serve/metrics.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregations/aggregation.h"
 #include "runtime/snapshot.h"
 
-enum family_kind {
-	FAMILY_COUNTER,   /* count(), sum() */
-	FAMILY_GAUGE,     /* integers, min(), max(), avg() */
-	FAMILY_STATS,     /* stats(): a summary without quantiles and an average gauge */
-	FAMILY_HISTOGRAM, /* hist(), lhist() */
-};
+const struct metric_type metric_counter = { "counter", { "", "_total" } };
+const struct metric_type metric_gauge = { "gauge", { "" } };
+const struct metric_type metric_summary = { "summary", { "", "_count", "_sum", "_avg" } };
+const struct metric_type metric_histogram = { "histogram", { "", "_bucket", "_count", "_sum" } };
 
 struct family {
 	const struct map_desc *map;
-	enum family_kind kind;
+	const struct metric_type *type;
+	/* its samples, from the record of the map's aggregation */
+	void (*put_metrics)(struct metric_writer *out, const struct map_snapshot *snap);
 	char *name;          /* sonde_x: the family name (a counter's samples add _total) */
 	char *help;
 	char **labels;       /* one per key part */
@@ -129,31 +135,20 @@ static int metrics_key_parts(const struct map_desc *map)
 	return map->key_is_multi && map->key_type->kind == TYPE_TUPLE ? map->key_type->field_count : 1;
 }
 
-static bool metrics_kind_of(const struct map_desc *map, bool tool, enum family_kind *kind)
+/* The family a map becomes: its aggregation's (NULL when that has none);
+ * a plain integer is a gauge, except in a tool. */
+static bool metrics_type_of(const struct map_desc *map, bool tool, struct family *family)
 {
-	switch (map->value_type->kind) {
-	case TYPE_COUNT:
-	case TYPE_SUM:
-		*kind = FAMILY_COUNTER;
-		return true;
-	case TYPE_MIN:
-	case TYPE_MAX:
-	case TYPE_AVG:
-		*kind = FAMILY_GAUGE;
-		return true;
-	case TYPE_INT:
-		*kind = FAMILY_GAUGE;
-		return !tool;
-	case TYPE_STATS:
-		*kind = FAMILY_STATS;
-		return true;
-	case TYPE_HIST:
-	case TYPE_LHIST:
-		*kind = FAMILY_HISTOGRAM;
-		return true;
-	default:
-		return false;
+	const struct aggregation *aggregation = map->value_type->aggregation;
+
+	if (aggregation) {
+		family->type = aggregation->metric_type;
+		family->put_metrics = aggregation->put_metrics;
+	} else if (map->value_type->kind == TYPE_INT && !tool) {
+		family->type = &metric_gauge;
+		family->put_metrics = metrics_put_numbers;
 	}
+	return family->type && family->put_metrics;
 }
 
 /* sonde[_tool][_map], every character that cannot be in a metric name as _. */
@@ -224,19 +219,10 @@ static int metrics_name_labels(struct family *family, const struct serve_options
 /* Every sample name a family writes, for the clash check. */
 static int metrics_sample_names(const struct family *family, char **names)
 {
-	static const char *const suffixes[][4] = {
-		[FAMILY_COUNTER] = { "_total", NULL },
-		[FAMILY_GAUGE] = { "", NULL },
-		[FAMILY_STATS] = { "_count", "_sum", "_avg", NULL },
-		[FAMILY_HISTOGRAM] = { "_bucket", "_count", "_sum", NULL },
-	};
 	int count = 0;
 
-	for (int i = 0; suffixes[family->kind][i]; i++)
-		names[count++] = xasprintf("%s%s", family->name, suffixes[family->kind][i]);
-	/* the family name itself belongs to the family too */
-	if (family->kind != FAMILY_GAUGE)
-		names[count++] = xstrdup(family->name);
+	for (int i = 0; family->type->suffixes[i]; i++)
+		names[count++] = xasprintf("%s%s", family->name, family->type->suffixes[i]);
 	return count;
 }
 
@@ -301,14 +287,14 @@ int metrics_new(const struct program *program, const struct serve_options *optio
 	}
 	for (int i = 0; i < count && status == 0; i++) {
 		struct family family = { .map = maps[i] };
-		if (!metrics_kind_of(maps[i], options->tool != NULL, &family.kind)) {
+		if (!metrics_type_of(maps[i], options->tool != NULL, &family)) {
 			strbuf_printf(skipped, "%s is not exported: its values are %s%s\n",
 				      maps[i]->name, type_name(maps[i]->value_type),
 				      maps[i]->value_type->kind == TYPE_INT ? ", a tool's bookkeeping" : "");
 			continue;
 		}
 		family.name = metrics_family_name(options->tool, maps[i]->name,
-						  family.kind == FAMILY_COUNTER);
+						  family.type == &metric_counter);
 		family.help = xasprintf("%s%s%s: %s of the sonde %s", options->tool ? options->tool : "",
 					options->tool ? "'s " : "", maps[i]->name,
 					type_name(maps[i]->value_type),
@@ -409,12 +395,21 @@ static void metrics_put_label_value(struct strbuf *sb, const char *text, size_t 
 	}
 }
 
-/* `a="x",b="y"` for one key (no braces). */
-static void metrics_put_labels(struct strbuf *sb, const struct family *family,
-			       const unsigned char *key, struct strbuf *scratch)
+struct metric_writer {
+	const struct family *family;
+	struct strbuf *out;
+	bool openmetrics;
+	struct strbuf labels;   /* the current key's, without braces */
+	struct strbuf scratch;
+};
+
+/* `a="x",b="y"` for one key (no braces) into out->labels. */
+static void metrics_set_key(struct metric_writer *out, const unsigned char *key)
 {
+	const struct family *family = out->family;
 	const struct type *type = family->map->key_type;
 
+	strbuf_reset(&out->labels);
 	for (int i = 0; i < family->label_count; i++) {
 		const struct type *part = type;
 		const unsigned char *data = key;
@@ -422,20 +417,23 @@ static void metrics_put_labels(struct strbuf *sb, const struct family *family,
 			part = type->fields[i].type;
 			data = key + type->fields[i].offset;
 		}
-		strbuf_reset(scratch);
-		snapshot_key_text(scratch, part, data);
-		strbuf_printf(sb, "%s%s=\"", i ? "," : "", family->labels[i]);
-		metrics_put_label_value(sb, scratch->data ? scratch->data : "", scratch->length);
-		strbuf_putc(sb, '"');
+		strbuf_reset(&out->scratch);
+		snapshot_key_text(&out->scratch, part, data);
+		strbuf_printf(&out->labels, "%s%s=\"", i ? "," : "", family->labels[i]);
+		metrics_put_label_value(&out->labels, out->scratch.data ? out->scratch.data : "",
+					out->scratch.length);
+		strbuf_putc(&out->labels, '"');
 	}
 }
 
-/* name{labels[,extra]} value */
-static void metrics_put_sample(struct strbuf *sb, const char *name, const char *suffix,
-			       const struct strbuf *labels, const char *extra, uint64_t value,
-			       bool is_signed)
+/* name+suffix{labels of the current key[,extra]} value */
+static void metrics_put_sample(struct metric_writer *out, const char *suffix, const char *extra,
+			       uint64_t value, bool is_signed)
 {
-	strbuf_puts(sb, name);
+	struct strbuf *sb = out->out;
+	const struct strbuf *labels = &out->labels;
+
+	strbuf_puts(sb, out->family->name);
 	strbuf_puts(sb, suffix);
 	bool braces = labels->length || extra;
 	if (braces)
@@ -452,18 +450,20 @@ static void metrics_put_sample(struct strbuf *sb, const char *name, const char *
 		strbuf_printf(sb, " %llu\n", (unsigned long long)value);
 }
 
-static void metrics_put_header(struct strbuf *sb, const char *name, const char *suffix,
-			       const char *help, const char *type, bool openmetrics)
+static void metrics_put_header(struct metric_writer *out, const char *suffix, const char *help,
+			       const char *type)
 {
+	const char *name = out->family->name;
+
 	/* OpenMetrics names the family (sonde_x); the text format names
 	 * counters by their samples (sonde_x_total) */
-	if (openmetrics) {
-		strbuf_printf(sb, "# TYPE %s%s %s\n# HELP %s%s %s\n", name, suffix, type, name, suffix,
-			      help);
+	if (out->openmetrics) {
+		strbuf_printf(out->out, "# TYPE %s%s %s\n# HELP %s%s %s\n", name, suffix, type, name,
+			      suffix, help);
 	} else {
 		const char *sample = strcmp(type, "counter") == 0 ? "_total" : "";
-		strbuf_printf(sb, "# HELP %s%s%s %s\n# TYPE %s%s%s %s\n", name, suffix, sample, help,
-			      name, suffix, sample, type);
+		strbuf_printf(out->out, "# HELP %s%s%s %s\n# TYPE %s%s%s %s\n", name, suffix, sample,
+			      help, name, suffix, sample, type);
 	}
 }
 
@@ -479,116 +479,114 @@ static int metrics_compare_entries(const void *a, const void *b, void *key_type)
 	return snapshot_compare_keys(key_type, left->key, right->key);
 }
 
-static void metrics_render_values(struct strbuf *sb, const struct family *family,
-				  const struct map_snapshot *snap, bool openmetrics)
+/* The snapshot's entries in key order; free the array. */
+static struct metrics_entry *metrics_sorted_entries(const struct metric_writer *out,
+						    const struct map_snapshot *snap)
 {
-	const struct type *type = family->map->value_type;
 	struct metrics_entry *entries = xcalloc((size_t)snap->count + 1, sizeof(*entries));
-	struct strbuf labels, scratch;
-	bool is_signed = type->kind != TYPE_COUNT && type->is_signed;
 
 	for (int i = 0; i < snap->count; i++) {
 		entries[i].key = snapshot_key(snap, i);
 		entries[i].value = snapshot_value(snap, i);
 	}
-	if (family->map->key_type)
+	if (out->family->map->key_type)
 		qsort_r(entries, (size_t)snap->count, sizeof(*entries), metrics_compare_entries,
-			family->map->key_type);
-	strbuf_init(&labels);
-	strbuf_init(&scratch);
-	if (family->kind == FAMILY_STATS) {
-		struct strbuf average;
-		char *help = xasprintf("%s, its average", family->help);
+			out->family->map->key_type);
+	return entries;
+}
 
-		strbuf_init(&average);
-		metrics_put_header(sb, family->name, "", family->help, "summary", openmetrics);
-		metrics_put_header(&average, family->name, "_avg", help, "gauge", openmetrics);
-		free(help);
-		for (int i = 0; i < snap->count; i++) {
-			struct type plain = *type;
-			strbuf_reset(&labels);
-			metrics_put_labels(&labels, family, entries[i].key, &scratch);
-			plain.kind = TYPE_SUM;
-			uint64_t total = snapshot_fold(snap, &plain, entries[i].value);
-			plain.kind = TYPE_COUNT;
-			uint64_t count = snapshot_fold(snap, &plain, entries[i].value + 8);
-			metrics_put_sample(sb, family->name, "_count", &labels, NULL, count, false);
-			metrics_put_sample(sb, family->name, "_sum", &labels, NULL, total, is_signed);
-			plain.kind = TYPE_AVG;
-			metrics_put_sample(&average, family->name, "_avg", &labels, NULL,
-					   snapshot_fold(snap, &plain, entries[i].value), is_signed);
-		}
-		strbuf_append(sb, average.data ? average.data : "", average.length);
-		strbuf_free(&average);
-	} else {
-		bool counter = family->kind == FAMILY_COUNTER;
-		metrics_put_header(sb, family->name, "", family->help, counter ? "counter" : "gauge",
-				   openmetrics);
-		for (int i = 0; i < snap->count; i++) {
-			strbuf_reset(&labels);
-			metrics_put_labels(&labels, family, entries[i].key, &scratch);
-			metrics_put_sample(sb, family->name, counter ? "_total" : "", &labels, NULL,
-					   snapshot_fold(snap, type, entries[i].value), is_signed);
-		}
+void metrics_put_numbers(struct metric_writer *out, const struct map_snapshot *snap)
+{
+	const struct family *family = out->family;
+	const struct type *type = family->map->value_type;
+	struct metrics_entry *entries = metrics_sorted_entries(out, snap);
+	bool counter = family->type == &metric_counter;
+
+	metrics_put_header(out, "", family->help, family->type->name);
+	for (int i = 0; i < snap->count; i++) {
+		metrics_set_key(out, entries[i].key);
+		metrics_put_sample(out, counter ? "_total" : "", NULL,
+				   snapshot_fold(snap, type, entries[i].value), type->is_signed);
 	}
-	strbuf_free(&labels);
-	strbuf_free(&scratch);
 	free(entries);
 }
 
-static void metrics_render_histograms(struct strbuf *sb, const struct family *family,
-				      const struct map_snapshot *snap, bool openmetrics)
+void metrics_put_summaries(struct metric_writer *out, const struct map_snapshot *snap)
 {
+	const struct family *family = out->family;
 	const struct type *type = family->map->value_type;
+	struct metrics_entry *entries = metrics_sorted_entries(out, snap);
+	char *help = xasprintf("%s, its average", family->help);
+
+	metrics_put_header(out, "", family->help, "summary");
+	for (int i = 0; i < snap->count; i++) {
+		metrics_set_key(out, entries[i].key);
+		metrics_put_sample(out, "_count", NULL, aggregation_fold_sum(snap, entries[i].value, 1),
+				   false);
+		metrics_put_sample(out, "_sum", NULL, aggregation_fold_sum(snap, entries[i].value, 0),
+				   type->is_signed);
+	}
+	/* the average is a gauge family of its own, after the summary's samples */
+	metrics_put_header(out, "_avg", help, "gauge");
+	for (int i = 0; i < snap->count; i++) {
+		metrics_set_key(out, entries[i].key);
+		metrics_put_sample(out, "_avg", NULL, snapshot_fold(snap, type, entries[i].value),
+				   type->is_signed);
+	}
+	free(help);
+	free(entries);
+}
+
+void metrics_put_histograms(struct metric_writer *out, const struct map_snapshot *snap,
+			    bool every_bucket)
+{
+	const struct family *family = out->family;
+	const struct type *type = family->map->value_type;
+	const struct aggregation *aggregation = type->aggregation;
 	struct print_entry *groups;
 	int group_count = snapshot_histograms(family->map, snap, &groups);
-	int size = snapshot_histogram_size(type);
-	struct strbuf labels, scratch, bound;
+	int size = aggregation->bucket_count(type);
+	struct strbuf bound;
 
-	strbuf_init(&labels);
-	strbuf_init(&scratch);
 	strbuf_init(&bound);
-	metrics_put_header(sb, family->name, "", family->help, "histogram", openmetrics);
+	metrics_put_header(out, "", family->help, "histogram");
 	for (int g = 0; g < group_count; g++) {
 		const struct print_entry *group = &groups[g];
 		int last = -1;
 		uint64_t cumulative = 0;
 
-		strbuf_reset(&labels);
-		metrics_put_labels(&labels, family, group->key, &scratch);
+		metrics_set_key(out, group->key);
 		for (int i = 0; i < group->bucket_count; i++)
 			if (group->buckets[i])
 				last = i;
-		/* an lhist has few buckets: all of them, so every scrape has the same series */
-		int end = type->kind == TYPE_LHIST ? size : last + 1;
+		int end = every_bucket ? size : last + 1;
 		for (int i = 0; i < end; i++) {
 			uint64_t here = i < group->bucket_count ? group->buckets[i] : 0;
 			cumulative += here;
-			if (type->kind == TYPE_HIST && i == 0 && here == 0)
+			if (!every_bucket && i == 0 && here == 0)
 				continue;
 			strbuf_reset(&bound);
 			strbuf_puts(&bound, "le=\"");
-			if (!snapshot_bucket_upper(&bound, type, i))
+			if (!aggregation->put_bucket_upper(&bound, type, i))
 				continue;
 			strbuf_putc(&bound, '"');
-			metrics_put_sample(sb, family->name, "_bucket", &labels, bound.data, cumulative,
-					   false);
+			metrics_put_sample(out, "_bucket", bound.data, cumulative, false);
 		}
-		metrics_put_sample(sb, family->name, "_bucket", &labels, "le=\"+Inf\"", group->order,
-				   false);
-		metrics_put_sample(sb, family->name, "_sum", &labels, NULL, group->sum, true);
-		metrics_put_sample(sb, family->name, "_count", &labels, NULL, group->order, false);
+		metrics_put_sample(out, "_bucket", "le=\"+Inf\"", group->order, false);
+		metrics_put_sample(out, "_sum", NULL, group->sum, true);
+		metrics_put_sample(out, "_count", NULL, group->order, false);
 	}
-	strbuf_free(&labels);
-	strbuf_free(&scratch);
 	strbuf_free(&bound);
 	snapshot_histograms_free(groups, group_count);
 }
 
 int metrics_render(const struct metrics *metrics, struct strbuf *out, bool openmetrics)
 {
+	struct metric_writer writer = { .out = out, .openmetrics = openmetrics };
 	int status = 0;
 
+	strbuf_init(&writer.labels);
+	strbuf_init(&writer.scratch);
 	for (int f = 0; f < metrics->families.count; f++) {
 		const struct family *family = &metrics->families.items[f];
 		struct map_snapshot snap;
@@ -598,12 +596,12 @@ int metrics_render(const struct metrics *metrics, struct strbuf *out, bool openm
 			status = err;
 			continue;
 		}
-		if (family->kind == FAMILY_HISTOGRAM)
-			metrics_render_histograms(out, family, &snap, openmetrics);
-		else
-			metrics_render_values(out, family, &snap, openmetrics);
+		writer.family = family;
+		family->put_metrics(&writer, &snap);
 		snapshot_free(&snap);
 	}
+	strbuf_free(&writer.labels);
+	strbuf_free(&writer.scratch);
 	if (openmetrics)
 		strbuf_puts(out, "# EOF\n");
 	return status;

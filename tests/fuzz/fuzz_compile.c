@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					   .positional_count = 2 };
 	struct program program = { 0 };
 	compile_program(&source, &options, &program, &diag);
-	program_free(&program);
+	compile_free(&program);
 	type_free_all();
 	btf_forget_types();
 	fclose(sink);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kernel/btf.h"
+#include "kernel/kallsyms.h"
 #include "kernel/tracefs.h"
 #include "kernel/features.h"
 #include "probes/provider.h"
@@ -418,7 +419,7 @@ static bool test_kernel_function_providers(void)
 		EXPECT(err == 0 && points.count == 1, "%s: %s", texts[i], error);
 		struct probe_point *point = points.items[0];
 		EXPECT(strcmp(point->name, texts[i]) == 0, "named %s", point->name);
-		EXPECT(providers[i]->describe(point, &error) == 0, "describe: %s", error);
+		EXPECT(point->provider->describe(point, &error) == 0, "describe: %s", error);
 		EXPECT(point->features & PROBE_HAS_FUNC, "%s: no func", texts[i]);
 		free_points(&points);
 	}
@@ -477,7 +478,7 @@ static bool test_kernel_function_attach(void)
 			continue; /* checked by the previous test */
 		}
 		for (int j = 0; j < points.count; j++) {
-			EXPECT(providers[i]->describe(points.items[j], &error) == 0, "describe: %s",
+			EXPECT(points.items[j]->provider->describe(points.items[j], &error) == 0, "describe: %s",
 			       error);
 			if (!load_and_attach(points.items[j]))
 				return false;
@@ -533,7 +534,7 @@ static bool test_stand_ins(void)
 	EXPECT(strcmp(points.items[0]->name, "kprobe:vfs_read") == 0 &&
 	       points.items[0]->provider == &fentry_provider, "%s by %s", points.items[0]->name,
 	       points.items[0]->provider->name);
-	EXPECT(kprobe_provider.describe(points.items[0], &error) == 0, "describe: %s", error);
+	EXPECT(points.items[0]->provider->describe(points.items[0], &error) == 0, "describe: %s", error);
 	EXPECT(points.items[0]->args_access == ARGS_U64_ARRAY && points.items[0]->args_type,
 	       "not described as fentry");
 	free_points(&points);
@@ -550,7 +551,7 @@ static bool test_stand_ins(void)
 	EXPECT(strcmp(points.items[0]->name, "fexit:vfs_read") == 0 &&
 	       points.items[0]->provider == &kretprobe_provider, "%s by %s",
 	       points.items[0]->name, points.items[0]->provider->name);
-	EXPECT(fexit_provider.describe(points.items[0], &error) == 0, "describe: %s", error);
+	EXPECT(points.items[0]->provider->describe(points.items[0], &error) == 0, "describe: %s", error);
 	EXPECT(points.items[0]->args_access == ARGS_PT_REGS &&
 	       points.items[0]->retval_location.register_offset == PT_REGS_AX,
 	       "not described as kretprobe");

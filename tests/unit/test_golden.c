@@ -64,7 +64,7 @@ static int check_listing(const char *name, struct source *source, struct compile
 	}
 	free(expected);
 	free(dump);
-	program_free(&program);
+	compile_free(&program);
 	return instructions;
 }
 

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "aggregations/aggregation.h"
 #include "common/names.h"
 #include "common/printf_format.h"
 #include "runtime/runtime.h"
@@ -71,14 +72,14 @@ static struct type *t_inet(void)
 	return type;
 }
 
-static struct type *t_agg(enum type_kind kind, bool is_signed)
+static struct type *t_agg(const struct aggregation *kind, bool is_signed)
 {
 	return type_aggregation(kind, is_signed);
 }
 
 static struct type *t_lhist(int64_t min, int64_t max, int64_t step)
 {
-	struct type *type = type_aggregation(TYPE_LHIST, true);
+	struct type *type = type_aggregation(&aggregation_lhist, true);
 	type->lhist_min = min;
 	type->lhist_max = max;
 	type->lhist_step = step;
@@ -87,7 +88,7 @@ static struct type *t_lhist(int64_t min, int64_t max, int64_t step)
 
 static struct type *t_hist(int bits)
 {
-	struct type *type = type_aggregation(TYPE_HIST, true);
+	struct type *type = type_aggregation(&aggregation_hist, true);
 	type->hist_bits = bits;
 	return type;
 }
@@ -151,7 +152,7 @@ static struct map_desc map_new(const char *name, struct type *key_type, bool mul
 			       struct type *value_type)
 {
 	struct map_desc map = { 0 };
-	bool histogram = value_type->kind == TYPE_HIST || value_type->kind == TYPE_LHIST;
+	bool histogram = type_is_bucketed(value_type);
 	int user = key_type ? (type_storage_size(key_type) + 7) & ~7 : 0;
 
 	map.name = (char *)name;
@@ -160,17 +161,7 @@ static struct map_desc map_new(const char *name, struct type *key_type, bool mul
 	map.key_is_multi = multi;
 	map.value_type = value_type;
 	map.key_size = histogram ? user + 8 : (user ? user : 8);
-	switch (value_type->kind) {
-	case TYPE_COUNT: case TYPE_SUM: case TYPE_HIST: case TYPE_LHIST:
-		map.value_size = 8;
-		break;
-	case TYPE_MIN: case TYPE_MAX: case TYPE_AVG: case TYPE_STATS:
-		map.value_size = 16;
-		break;
-	default:
-		map.value_size = type_storage_size(value_type);
-		break;
-	}
+	map.value_size = type_storage_size(value_type);
 	map.bpf_map_type = type_is_aggregation(value_type) ? BPF_MAP_TYPE_PERCPU_HASH
 							   : BPF_MAP_TYPE_HASH;
 	map.max_entries = 256;
@@ -325,7 +316,7 @@ static void expect_map(const char *name, struct map_desc *map, bool json, int to
 /* bpftrace -e 'BEGIN { @c = count(); @c = count(); @c = count(); exit(); }' */
 static void test_count_scalar(void)
 {
-	struct map_desc m = map_new("@c", NULL, false, t_agg(TYPE_COUNT, false));
+	struct map_desc m = map_new("@c", NULL, false, t_agg(&aggregation_count, false));
 	agg_count(&m, NOKEY);
 	agg_count(&m, NOKEY);
 	agg_count(&m, NOKEY);
@@ -335,7 +326,7 @@ static void test_count_scalar(void)
 /* bpftrace -e 'BEGIN { @s = sum(-5); @s = sum(2); exit(); }' */
 static void test_sum_negative(void)
 {
-	struct map_desc m = map_new("@s", NULL, false, t_agg(TYPE_SUM, true));
+	struct map_desc m = map_new("@s", NULL, false, t_agg(&aggregation_sum, true));
 	agg_sum(&m, NOKEY, -5);
 	agg_sum(&m, NOKEY, 2);
 	expect_map("sum_negative", &m, false, 0, 0, "@s: -3\n");
@@ -345,7 +336,7 @@ static void test_sum_negative(void)
  *   @a["y"] = count(); @a["z"] = count(); @a["z"] = count(); exit(); }' */
 static void test_count_keyed(void)
 {
-	struct map_desc m = map_new("@a", t_str(), false, t_agg(TYPE_COUNT, false));
+	struct map_desc m = map_new("@a", t_str(), false, t_agg(&aggregation_count, false));
 	for (int i = 0; i < 3; i++)
 		agg_count(&m, pack(m.key_type, "x"));
 	agg_count(&m, pack(m.key_type, "y"));
@@ -360,7 +351,7 @@ static void test_count_keyed(void)
 /* sonde: count spread over CPUs is summed */
 static void test_count_per_cpu(void)
 {
-	struct map_desc m = map_new("@c", t_i64(), false, t_agg(TYPE_COUNT, false));
+	struct map_desc m = map_new("@c", t_i64(), false, t_agg(&aggregation_count, false));
 	for (int cpu = 0; cpu < possible_cpus; cpu++) {
 		current_cpu = cpu;
 		agg_count(&m, pack(m.key_type, 7LL));
@@ -535,7 +526,7 @@ static void test_inet_values(void)
 /* bpftrace -e 'BEGIN { @a = avg(10); @a = avg(-3); exit(); }' */
 static void test_avg_scalar(void)
 {
-	struct map_desc m = map_new("@a", NULL, false, t_agg(TYPE_AVG, true));
+	struct map_desc m = map_new("@a", NULL, false, t_agg(&aggregation_avg, true));
 	agg_avg(&m, NOKEY, 10);
 	current_cpu = possible_cpus - 1;
 	agg_avg(&m, NOKEY, -3);
@@ -547,7 +538,7 @@ static void test_avg_scalar(void)
  *   @k["c"] = avg(-8); exit(); }' */
 static void test_avg_keyed(void)
 {
-	struct map_desc m = map_new("@k", t_str(), false, t_agg(TYPE_AVG, true));
+	struct map_desc m = map_new("@k", t_str(), false, t_agg(&aggregation_avg, true));
 	agg_avg(&m, pack(m.key_type, "a"), 3);
 	agg_avg(&m, pack(m.key_type, "a"), 5);
 	agg_avg(&m, pack(m.key_type, "b"), 1);
@@ -562,7 +553,7 @@ static void test_avg_keyed(void)
 /* bpftrace -e 'BEGIN { @st = stats(10); @st = stats(-1); @st = stats(4); exit(); }' */
 static void test_stats_scalar(void)
 {
-	struct map_desc m = map_new("@st", NULL, false, t_agg(TYPE_STATS, true));
+	struct map_desc m = map_new("@st", NULL, false, t_agg(&aggregation_stats, true));
 	agg_avg(&m, NOKEY, 10);
 	agg_avg(&m, NOKEY, -1);
 	agg_avg(&m, NOKEY, 4);
@@ -572,7 +563,7 @@ static void test_stats_scalar(void)
 /* bpftrace -e 'BEGIN { @ks["x"] = stats(3); @ks["y"] = stats(1); @ks["y"] = stats(2); exit(); }' */
 static void test_stats_keyed(void)
 {
-	struct map_desc m = map_new("@ks", t_str(), false, t_agg(TYPE_STATS, true));
+	struct map_desc m = map_new("@ks", t_str(), false, t_agg(&aggregation_stats, true));
 	agg_avg(&m, pack(m.key_type, "x"), 3);
 	agg_avg(&m, pack(m.key_type, "y"), 1);
 	agg_avg(&m, pack(m.key_type, "y"), 2);
@@ -585,7 +576,7 @@ static void test_stats_keyed(void)
 /* bpftrace -e 'BEGIN { @mi = min(-4); @mi = min(7); exit(); }' */
 static void test_min_scalar(void)
 {
-	struct map_desc m = map_new("@mi", NULL, false, t_agg(TYPE_MIN, true));
+	struct map_desc m = map_new("@mi", NULL, false, t_agg(&aggregation_min, true));
 	agg_min_max(&m, NOKEY, -4, false);
 	current_cpu = possible_cpus - 1;
 	agg_min_max(&m, NOKEY, 7, false);
@@ -597,7 +588,7 @@ static void test_min_scalar(void)
  *   @mx["c"] = max(9); exit(); }' */
 static void test_max_keyed(void)
 {
-	struct map_desc m = map_new("@mx", t_str(), false, t_agg(TYPE_MAX, true));
+	struct map_desc m = map_new("@mx", t_str(), false, t_agg(&aggregation_max, true));
 	agg_min_max(&m, pack(m.key_type, "a"), 5, true);
 	agg_min_max(&m, pack(m.key_type, "a"), 3, true);
 	agg_min_max(&m, pack(m.key_type, "b"), 2, true);
@@ -612,7 +603,7 @@ static void test_max_keyed(void)
  * bpftrace -e 'BEGIN { @ma = max(-4); @ma = max(-9); exit(); }' */
 static void test_max_negative(void)
 {
-	struct map_desc m = map_new("@ma", NULL, false, t_agg(TYPE_MAX, true));
+	struct map_desc m = map_new("@ma", NULL, false, t_agg(&aggregation_max, true));
 	agg_min_max(&m, NOKEY, -4, true);
 	current_cpu = possible_cpus - 1;
 	agg_min_max(&m, NOKEY, -9, true);
@@ -1005,7 +996,7 @@ static void test_print_hist_top_div(void)
 /* bpftrace -e 'BEGIN { @a["x"] = avg(10); @a["y"] = avg(20); @a["z"] = avg(5); print(@a, 2, 5); ... }' */
 static void test_print_avg_top_div(void)
 {
-	struct map_desc m = map_new("@a", t_str(), false, t_agg(TYPE_AVG, true));
+	struct map_desc m = map_new("@a", t_str(), false, t_agg(&aggregation_avg, true));
 	agg_avg(&m, pack(m.key_type, "x"), 10);
 	agg_avg(&m, pack(m.key_type, "y"), 20);
 	agg_avg(&m, pack(m.key_type, "z"), 5);
@@ -1016,7 +1007,7 @@ static void test_print_avg_top_div(void)
  * (top and div are ignored for stats, with a warning) */
 static void test_print_stats_top_div(void)
 {
-	struct map_desc m = map_new("@s", t_str(), false, t_agg(TYPE_STATS, true));
+	struct map_desc m = map_new("@s", t_str(), false, t_agg(&aggregation_stats, true));
 	agg_avg(&m, pack(m.key_type, "x"), 10);
 	agg_avg(&m, pack(m.key_type, "y"), 20);
 	expect_map("print_stats_top_div", &m, false, 1, 2,
@@ -1050,7 +1041,7 @@ static void test_empty_plain(void)
 /* bpftrace -e 'BEGIN { @e[1] = avg(1); clear(@e); print(@e); ... }' */
 static void test_empty_avg(void)
 {
-	struct map_desc m = map_new("@e", t_i64(), false, t_agg(TYPE_AVG, true));
+	struct map_desc m = map_new("@e", t_i64(), false, t_agg(&aggregation_avg, true));
 	expect_map("empty_avg", &m, false, 0, 0, "\n\n");
 }
 
@@ -1064,7 +1055,7 @@ static void test_empty_hist(void)
 /* bpftrace -e 'BEGIN { @s = stats(4); zero(@s); exit(); }' */
 static void test_stats_zeroed(void)
 {
-	struct map_desc m = map_new("@s", NULL, false, t_agg(TYPE_STATS, true));
+	struct map_desc m = map_new("@s", NULL, false, t_agg(&aggregation_stats, true));
 	set_value(&m, NOKEY, calloc(possible_cpus, 16));
 	expect_map("stats_zeroed", &m, false, 0, 0, "@s: count 0, average 0, total 0\n\n");
 }
@@ -1074,7 +1065,7 @@ static void test_stats_zeroed(void)
 /* bpftrace -f json -e 'BEGIN { @c = count(); exit(); }' */
 static void test_json_count(void)
 {
-	struct map_desc m = map_new("@c", NULL, false, t_agg(TYPE_COUNT, false));
+	struct map_desc m = map_new("@c", NULL, false, t_agg(&aggregation_count, false));
 	agg_count(&m, NOKEY);
 	expect_map("json_count", &m, true, 0, 0, "{\"type\": \"map\", \"data\": {\"@c\": 1}}\n");
 }
@@ -1169,7 +1160,7 @@ static void test_json_lhist(void)
 /* bpftrace -f json -e 'BEGIN { @st = stats(10); @st = stats(-1); exit(); }' */
 static void test_json_stats(void)
 {
-	struct map_desc m = map_new("@st", NULL, false, t_agg(TYPE_STATS, true));
+	struct map_desc m = map_new("@st", NULL, false, t_agg(&aggregation_stats, true));
 	agg_avg(&m, NOKEY, 10);
 	agg_avg(&m, NOKEY, -1);
 	expect_map("json_stats", &m, true, 0, 0,
@@ -1180,7 +1171,7 @@ static void test_json_stats(void)
 /* bpftrace -f json -e 'BEGIN { @ks["x"] = stats(3); @ks["y"] = stats(1); exit(); }' */
 static void test_json_stats_keyed(void)
 {
-	struct map_desc m = map_new("@ks", t_str(), false, t_agg(TYPE_STATS, true));
+	struct map_desc m = map_new("@ks", t_str(), false, t_agg(&aggregation_stats, true));
 	agg_avg(&m, pack(m.key_type, "x"), 3);
 	agg_avg(&m, pack(m.key_type, "y"), 1);
 	expect_map("json_stats_keyed", &m, true, 0, 0,
@@ -1191,7 +1182,7 @@ static void test_json_stats_keyed(void)
 /* bpftrace -f json -e 'BEGIN { @a = avg(10); @a = avg(-3); exit(); }' */
 static void test_json_avg(void)
 {
-	struct map_desc m = map_new("@a", NULL, false, t_agg(TYPE_AVG, true));
+	struct map_desc m = map_new("@a", NULL, false, t_agg(&aggregation_avg, true));
 	agg_avg(&m, NOKEY, 10);
 	agg_avg(&m, NOKEY, -3);
 	expect_map("json_avg", &m, true, 0, 0, "{\"type\": \"stats\", \"data\": {\"@a\": 3}}\n");
@@ -1200,7 +1191,7 @@ static void test_json_avg(void)
 /* bpftrace -f json -e 'BEGIN { @a[1, "x"] = avg(5); @a[2, "y"] = avg(7); exit(); }' */
 static void test_json_avg_keyed(void)
 {
-	struct map_desc m = map_new("@a", t_tuple2(t_i64(), t_str()), true, t_agg(TYPE_AVG, true));
+	struct map_desc m = map_new("@a", t_tuple2(t_i64(), t_str()), true, t_agg(&aggregation_avg, true));
 	agg_avg(&m, pack(m.key_type, 1LL, "x"), 5);
 	agg_avg(&m, pack(m.key_type, 2LL, "y"), 7);
 	expect_map("json_avg_keyed", &m, true, 0, 0,
@@ -1810,8 +1801,8 @@ static void test_tool_linear(void)
 static void test_tool_top(void)
 {
 	struct type *named = type_named_int(&int_names_syscall);
-	struct map_desc m = map_new("@c", named, false, t_agg(TYPE_COUNT, false));
-	struct map_desc s = map_new("@t", named, false, t_agg(TYPE_SUM, true));
+	struct map_desc m = map_new("@c", named, false, t_agg(&aggregation_count, false));
+	struct map_desc s = map_new("@t", named, false, t_agg(&aggregation_sum, true));
 	for (int i = 0; i < 3; i++)
 		agg_count(&m, pack(named, 1LL));
 	agg_count(&m, pack(named, 0LL));
@@ -1832,7 +1823,7 @@ static void test_tool_top(void)
 static void test_tool_top_json(void)
 {
 	struct type *named = type_named_int(&int_names_signal);
-	struct map_desc m = map_new("@c", named, false, t_agg(TYPE_COUNT, false));
+	struct map_desc m = map_new("@c", named, false, t_agg(&aggregation_count, false));
 	agg_count(&m, pack(named, 9LL));
 	struct type *columns[] = { named, t_u64() };
 	struct event_desc event = tool_event(EVENT_PRINT_TOP, "%s %d\n", "sig count", columns, 2);

@@ -151,7 +151,7 @@ static bool check_too_many_maps(void)
 	       (int)strcspn(text, "\n"), text);
 	free(text);
 	free(program_text);
-	program_free(&program);
+	compile_free(&program);
 	return ok;
 }
 
@@ -194,7 +194,7 @@ static bool check_nul_case(const struct nul_case *c)
 	else
 		printf("FAIL %s: result %d, got '%s', expected '%s'\n", c->name, result, text, c->expected);
 	free(text);
-	program_free(&program);
+	compile_free(&program);
 	return ok;
 }
 
@@ -244,7 +244,7 @@ int main(void)
 			failed++;
 		}
 		free(text);
-		program_free(&program);
+		compile_free(&program);
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -336,7 +336,7 @@ static int instructions_of(const char *text)
 		for (int i = 0; i < program.probes.count; i++)
 			count += program.probes.items[i].insn_count;
 	}
-	program_free(&program);
+	compile_free(&program);
 	fclose(sink);
 	return count;
 }

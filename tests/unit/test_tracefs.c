@@ -443,7 +443,7 @@ static bool test_tracepoint_expand(void)
 	EXPECT(n == want && n > 100, "sys_enter_* gave %d, want %d", n, want);
 
 	struct probe_point *point = points.items[0];
-	EXPECT(tracepoint_provider.describe(point, &error) == 0, "describe: %s", error);
+	EXPECT(point->provider->describe(point, &error) == 0, "describe: %s", error);
 	EXPECT(point->args_type && point->args_type->kind == TYPE_RECORD, "args type");
 	/* a wide syscall probe is served through raw_syscalls (syscall_tracepoint.c):
 	 * its args are located in the saved registers */
@@ -454,7 +454,7 @@ static bool test_tracepoint_expand(void)
 	n = expand("tracepoint:syscalls:sys_enter_openat", &points, &error);
 	EXPECT(n == 1, "sys_enter_openat gave %d", n);
 	point = points.items[0];
-	EXPECT(tracepoint_provider.describe(point, &error) == 0, "describe: %s", error);
+	EXPECT(point->provider->describe(point, &error) == 0, "describe: %s", error);
 	EXPECT(point->args_access == ARGS_CTX_RECORD && (point->features & PROBE_HAS_ARGS),
 	       "access/features of one syscall probe");
 	return true;
@@ -505,7 +505,7 @@ static bool test_tracepoint_list(void)
 	size_t length = 0;
 	FILE *out = open_memstream(&text, &length);
 
-	EXPECT(tracepoint_provider.list("t:sched:sched_switch", true, out) == 0, "list failed");
+	EXPECT(tracepoint_provider.list("t:sched:sched_switch", true, out, NULL) == 0, "list failed");
 	fclose(out);
 	const char *want = "tracepoint:sched:sched_switch\n"
 			   "    char prev_comm[16]\n"
@@ -514,7 +514,7 @@ static bool test_tracepoint_list(void)
 	free(text);
 
 	out = open_memstream(&text, &length);
-	tracepoint_provider.list("tracepoint:syscalls:sys_enter_openat*", false, out);
+	tracepoint_provider.list("tracepoint:syscalls:sys_enter_openat*", false, out, NULL);
 	fclose(out);
 	EXPECT(strstr(text, "tracepoint:syscalls:sys_enter_openat\n") &&
 		       !strstr(text, "    "),
@@ -609,13 +609,13 @@ static bool test_software_list(void)
 	size_t length = 0;
 	FILE *out = open_memstream(&text, &length);
 
-	software_provider.list("software:*", false, out);
+	software_provider.list("software:*", false, out, NULL);
 	fclose(out);
 	EXPECT(strstr(text, "software:cpu-clock:\n") && strstr(text, "software:task-clock:\n"),
 	       "got:\n%s", text);
 	free(text);
 	out = open_memstream(&text, &length);
-	software_provider.list("s:page-faults", false, out);
+	software_provider.list("s:page-faults", false, out, NULL);
 	fclose(out);
 	EXPECT(strcmp(text, "software:page-faults:\n") == 0, "got:\n%s", text);
 	free(text);

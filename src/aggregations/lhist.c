@@ -1,0 +1,175 @@
+/*
+ * lhist(x, min, max, step): a linear histogram. Bucket 0 holds values
+ * below min, the last one values from max on; keys carry the bucket number
+ * after the user key, and each bucket's count is a u64 per CPU, summed
+ * ({ count, sum } under sonde serve, as hist's).
+ */
+#include "aggregation.h"
+
+#include "../compiler/codegen_internal.h"
+#include "../compiler/sema_internal.h"
+#include "../runtime/snapshot.h"
+#include "../serve/metrics.h"
+
+static void check_lhist(struct sema *sema, struct node *call)
+{
+	aggregation_check_arg(sema, call, call->args);
+	struct type *type = type_aggregation(&aggregation_lhist, true);
+	struct node *min = call->args->next, *max = min->next, *step = max->next;
+	const char *names[] = { "min", "max", "step" };
+	struct node *params[] = { min, max, step };
+	for (int i = 0; i < 3; i++) {
+		sema_check_expr(sema, params[i]);
+		if (!sema_is_int_constant(params[i])) {
+			sema_error(sema, params[i]->loc, "lhist()'s %s must be a constant integer", names[i]);
+			call->type = type_none();
+			return;
+		}
+	}
+	type->lhist_min = (int64_t)min->const_value;
+	type->lhist_max = (int64_t)max->const_value;
+	type->lhist_step = (int64_t)step->const_value;
+	if (type->lhist_min < 0)
+		/* as in bpftrace: negative ranges are not supported by lhist */
+		sema_error(sema, min->loc, "lhist()'s min must be non-negative, not %lld",
+			 (long long)type->lhist_min);
+	else if (type->lhist_step <= 0)
+		sema_error(sema, step->loc, "lhist()'s step must be positive");
+	else if (type->lhist_max <= type->lhist_min)
+		sema_error(sema, max->loc, "lhist()'s max must be greater than its min");
+	else if ((type->lhist_max - type->lhist_min) / type->lhist_step > 1000)
+		sema_error(sema, step->loc, "lhist() would have more than 1000 buckets");
+	call->type = type;
+}
+
+static struct value generate_lhist(struct codegen *gen, struct node *call)
+{
+	int value = gen_value_to_reg(gen, gen_expr(gen, call->args));
+	const struct type *type = gen->program->maps.items[gen->assign_target->map_id].value_type;
+	int64_t buckets = (type->lhist_max - type->lhist_min) / type->lhist_step;
+	int bucket = gen_const_reg(gen, 0);
+	int done = ir_new_label(&gen->fn);
+	/* min, max and step are constants: immediates when they fit */
+	bool small = type->lhist_min >= INT32_MIN && type->lhist_max <= INT32_MAX &&
+		     type->lhist_step <= INT32_MAX;
+	if (small) {
+		ir_jump_if_imm(&gen->fn, BPF_JSLT, value, (int32_t)type->lhist_min, done);
+		ir_mov_imm(&gen->fn, bucket, buckets + 1);
+		ir_jump_if_imm(&gen->fn, BPF_JSGE, value, (int32_t)type->lhist_max, done);
+		ir_mov(&gen->fn, bucket, value);
+		if (type->lhist_min)
+			ir_alu_imm(&gen->fn, BPF_SUB, bucket, (int32_t)type->lhist_min);
+		if (type->lhist_step > 1)
+			ir_alu_imm(&gen->fn, BPF_DIV, bucket, (int32_t)type->lhist_step);
+	} else {
+		int min = gen_const_reg(gen, type->lhist_min), max = gen_const_reg(gen, type->lhist_max);
+		ir_jump_if(&gen->fn, BPF_JSLT, value, min, done);
+		ir_mov_imm(&gen->fn, bucket, buckets + 1);
+		ir_jump_if(&gen->fn, BPF_JSGE, value, max, done);
+		ir_mov(&gen->fn, bucket, value);
+		ir_alu(&gen->fn, BPF_SUB, bucket, min);
+		ir_alu(&gen->fn, BPF_DIV, bucket, gen_const_reg(gen, type->lhist_step));
+	}
+	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
+	ir_label(&gen->fn, done);
+	struct aggregation_site site = aggregation_begin(gen, bucket);
+	aggregation_add_to_bucket(gen, &site, value);
+	return value_none();
+}
+
+/* lhist boundaries: 0, and multiples of 1M or 1K with a suffix. */
+static void put_lhist_number(struct strbuf *sb, int64_t number)
+{
+	if (number != 0 && number % (1024 * 1024) == 0)
+		strbuf_printf(sb, "%lldM", (long long)(number / (1024 * 1024)));
+	else if (number != 0 && number % 1024 == 0)
+		strbuf_printf(sb, "%lldK", (long long)(number / 1024));
+	else
+		strbuf_printf(sb, "%lld", (long long)number);
+}
+
+static int64_t lhist_bucket_count(const struct type *type)
+{
+	if (type->lhist_step <= 0 || type->lhist_max < type->lhist_min)
+		return 0;
+	return (type->lhist_max - type->lhist_min) / type->lhist_step;
+}
+
+static void put_lhist_label(struct strbuf *sb, const struct type *type, int index)
+{
+	int64_t n = lhist_bucket_count(type);
+
+	if (index == 0) {
+		strbuf_puts(sb, "(..., ");
+		put_lhist_number(sb, type->lhist_min);
+		strbuf_putc(sb, ')');
+	} else if (index == n + 1) {
+		strbuf_putc(sb, '[');
+		put_lhist_number(sb, type->lhist_max);
+		strbuf_puts(sb, ", ...)");
+	} else {
+		strbuf_putc(sb, '[');
+		put_lhist_number(sb, type->lhist_min + (index - 1) * type->lhist_step);
+		strbuf_puts(sb, ", ");
+		put_lhist_number(sb, type->lhist_min + index * type->lhist_step);
+		strbuf_putc(sb, ')');
+	}
+}
+
+static void put_lhist_json_bounds(struct strbuf *sb, const struct type *type, int index)
+{
+	int64_t n = lhist_bucket_count(type);
+
+	if (index == 0) {
+		strbuf_printf(sb, "\"max\": %lld, ", (long long)(type->lhist_min - 1));
+	} else if (index == n + 1) {
+		strbuf_printf(sb, "\"min\": %lld, ", (long long)type->lhist_max);
+	} else {
+		int64_t low = type->lhist_min + (index - 1) * type->lhist_step;
+		strbuf_printf(sb, "\"min\": %lld, \"max\": %lld, ", (long long)low,
+			      (long long)(low + type->lhist_step - 1));
+	}
+}
+
+/* the buckets between min and max, and one on each side */
+static int lhist_buckets(const struct type *type)
+{
+	return (int)lhist_bucket_count(type) + 2;
+}
+
+static bool bucket_is_drawn(const struct type *type, int index)
+{
+	return true;
+}
+
+/* Values are integers: [0, 10) holds at most 9. The bucket past max has
+ * no bound of its own (it is +Inf's). */
+static bool put_bucket_upper(struct strbuf *sb, const struct type *type, int index)
+{
+	if (index > lhist_bucket_count(type))
+		return false;
+	strbuf_printf(sb, "%lld", (long long)(type->lhist_min + index * type->lhist_step - 1));
+	return true;
+}
+
+/* every bucket: there are few, and each scrape then has the same series */
+static void put_lhist_metrics(struct metric_writer *out, const struct map_snapshot *snap)
+{
+	metrics_put_histograms(out, snap, true);
+}
+
+const struct aggregation aggregation_lhist = {
+	.function = { FUNCTION(lhist, 4, 4), .is_aggregation = true },
+	.value_size = 8,
+	.is_bucketed = true,
+	.summed_value_size = 16,
+	.bucket_count = lhist_buckets,
+	.fold = aggregation_fold_total,
+	.print = print_map_histograms,
+	.put_bucket_label = put_lhist_label,
+	.put_bucket_bounds = put_lhist_json_bounds,
+	.bucket_is_drawn = bucket_is_drawn,
+	.put_bucket_upper = put_bucket_upper,
+	.metric_type = &metric_histogram,
+	.put_metrics = put_lhist_metrics,
+};

@@ -1,0 +1,250 @@
+/*
+ * Builtin variables, family: the probe's context. `args` (a tracepoint's
+ * record, a function's typed arguments), arg0..arg15, retval, and the names
+ * `probe` and `func`. Where each argument lives is the provider's answer
+ * (probe_point: args_access, arg_locations); these read it from there.
+ */
+#include "family.h"
+
+/* `probe` and `func` are constants that differ between the points of one
+ * block, but the block's event layouts are shared, so every point gets the
+ * size of the longest. */
+static int longest_point_text(struct sema *sema, bool function)
+{
+	int longest = 0;
+	for (int i = 0; sema->probe && i < sema->probe->points.count; i++) {
+		const struct probe_point *point = sema->probe->points.items[i];
+		const char *text = function ? point->function : point->name;
+		int length = text ? (int)strlen(text) : 0;
+		if (length > longest)
+			longest = length;
+	}
+	return longest;
+}
+
+/* An argument the provider located in pt_regs, in the traced process's
+ * memory, or as a constant (USDT), converted to its size and signedness. */
+static int read_arg_location(struct codegen *gen, const struct arg_location *location)
+{
+	struct type *type = type_int(location->size ? location->size : 8, location->is_signed);
+	if (location->kind == ARG_LOCATION_CONSTANT)
+		return gen_const_reg(gen, location->displacement);
+	if (location->kind == ARG_LOCATION_SAVED_REGISTER) {
+		int address = gen_load_int(gen, gen->ctx_reg, 0, 8, false);
+		ir_alu_imm(&gen->fn, BPF_ADD, address, location->register_offset);
+		int slot = gen_stack_alloc(gen, 8);
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+		struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(8), ARG_REG(address) };
+		gen_call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+		int value = gen_load_int(gen, BPF_REG_10, slot, 8, false);
+		gen_convert_int(gen, value, type);
+		return value;
+	}
+	int value = gen_load_int(gen, gen->ctx_reg, location->register_offset, 8, false);
+	if (location->kind == ARG_LOCATION_REGISTER) {
+		gen_convert_int(gen, value, type);
+		return value;
+	}
+	if (location->index_offset >= 0) {
+		int index = gen_load_int(gen, gen->ctx_reg, location->index_offset, 8, false);
+		if (location->scale > 1)
+			ir_alu_imm(&gen->fn, BPF_MUL, index, location->scale);
+		ir_alu(&gen->fn, BPF_ADD, value, index);
+	}
+	if (location->displacement)
+		ir_alu_imm(&gen->fn, BPF_ADD, value, (int32_t)location->displacement);
+	int slot = gen_stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(type->size), ARG_REG(value) };
+	gen_call_helper(gen, BPF_FUNC_probe_read_user, args, 3);
+	return gen_load_int(gen, BPF_REG_10, slot, type->size, type->is_signed);
+}
+
+/* ---- args ---- */
+
+static void check_args(struct sema *sema, struct node *node)
+{
+	if (sema->map_loop_depth) {
+		sema_error(sema, node->loc, "args cannot be used inside a for loop over a map");
+		node->type = type_none();
+		return;
+	}
+	if (!sema->point || !(sema->point->features & PROBE_HAS_ARGS) || !sema->point->args_type) {
+		sema_error(sema, node->loc, "the probe %s has no args",
+			   sema->point ? sema->point->name : "");
+		node->type = type_none();
+		return;
+	}
+	node->type = sema->point->args_type;
+}
+
+/* `args` alone is only ever a base for its fields */
+static struct value generate_args(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_const_reg(gen, 0), type_int(8, true));
+}
+
+static struct value read_kernel_string(struct codegen *gen, int address_reg, struct type *type)
+{
+	int offset = gen_stack_alloc(gen, type->size);
+	gen_zero_stack(gen, offset, type->size);
+	struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(address_reg) };
+	gen_call_helper(gen, BPF_FUNC_probe_read_kernel_str, args, 3);
+	return value_stack(offset, type);
+}
+
+/* args.field: from the context as the provider laid it out */
+static struct value generate_args_field(struct codegen *gen, struct node *node)
+{
+	if (gen->point->args_access == ARGS_U64_ARRAY) {
+		/* raw tracepoints and fentry: each argument is one u64 slot of the context */
+		struct type *record = gen->point->args_type;
+		for (int i = 0; record && i < record->field_count; i++) {
+			if (strcmp(record->fields[i].name, node->name) != 0)
+				continue;
+			int reg = gen_load_int(gen, gen->ctx_reg, record->fields[i].offset, 8, false);
+			gen_convert_int(gen, reg, node->type);
+			return value_reg(reg, node->type);
+		}
+		return value_reg(gen_const_reg(gen, 0), node->type);
+	}
+	if (gen->point->args_access == ARGS_LOCATED_RECORD) {
+		/* the provider says where each field of the record really is */
+		struct type *record = gen->point->args_type;
+		for (int i = 0; record && i < record->field_count && i < gen->point->arg_count; i++) {
+			if (strcmp(record->fields[i].name, node->name) != 0)
+				continue;
+			int reg = read_arg_location(gen, &gen->point->arg_locations[i]);
+			gen_convert_int(gen, reg, node->type);
+			return value_reg(reg, node->type);
+		}
+		return value_reg(gen_const_reg(gen, 0), node->type);
+	}
+	if (gen->point->args_access != ARGS_CTX_RECORD)
+		return value_reg(gen_const_reg(gen, 0), node->type);
+	struct type *record = gen->point->args_type;
+	struct type_field *field = NULL;
+	for (int i = 0; i < record->field_count; i++)
+		if (strcmp(record->fields[i].name, node->name) == 0)
+			field = &record->fields[i];
+	if (!field)
+		return value_reg(gen_const_reg(gen, 0), node->type);
+	struct type *type = field->type;
+	if (type->kind == TYPE_STRING && type->is_data_loc) {
+		/* __data_loc: a u32 whose low half is the string's offset in the record */
+		int location = gen_load_int(gen, gen->ctx_reg, field->offset, 4, false);
+		ir_alu_imm(&gen->fn, BPF_AND, location, 0xffff);
+		ir_alu(&gen->fn, BPF_ADD, location, gen->ctx_reg);
+		return read_kernel_string(gen, location, type_string(gen->sema->options->max_strlen));
+	}
+	if (type->kind == TYPE_STRING) {
+		int offset = gen_stack_alloc(gen, type->size);
+		gen_zero_stack(gen, offset, type->size);
+		int source = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, source, gen->ctx_reg);
+		ir_alu_imm(&gen->fn, BPF_ADD, source, field->offset);
+		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(type->size), ARG_REG(source) };
+		gen_call_helper(gen, BPF_FUNC_probe_read_kernel, args, 3);
+		return value_stack(offset, type);
+	}
+	if (type->kind == TYPE_ARRAY) {
+		/* an address in the record, like an array in kernel memory */
+		int address = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, address, gen->ctx_reg);
+		ir_alu_imm(&gen->fn, BPF_ADD, address, field->offset);
+		return gen_read_memory(gen, address, type, false, NULL);
+	}
+	int size = type->kind == TYPE_INT ? type->size : 8;
+	return value_reg(gen_load_int(gen, gen->ctx_reg, field->offset, size,
+				      type->kind == TYPE_INT && type->is_signed), type);
+}
+
+/* ---- arg0 .. arg15 ---- */
+
+static void check_arg(struct sema *sema, struct node *node)
+{
+	const char *name = node->name;
+	if (!sema->point || !(sema->point->features & PROBE_HAS_ARGN)) {
+		sema_error(sema, node->loc, "%s is not available for probe %s (it has no numbered arguments%s)",
+			   name, sema->point ? sema->point->name : "",
+			   sema->point && (sema->point->features & PROBE_HAS_ARGS) ? "; use args" : "");
+		node->type = type_none();
+		return;
+	}
+	int index = (int)node->int_value;
+	struct probe_point *point = sema->point;
+	if ((point->args_access == ARGS_PT_REGS ||
+	     (point->args_access == ARGS_U64_ARRAY && point->arg_count > 0)) &&
+	    index >= point->arg_count) {
+		sema_error(sema, node->loc, "%s is out of range: probe %s has %d argument%s", name,
+			   point->name, point->arg_count, point->arg_count == 1 ? "" : "s");
+		node->type = type_none();
+		return;
+	}
+	if (point->args_access == ARGS_PT_REGS && point->arg_locations &&
+	    point->arg_locations[index].size < 8)
+		node->type = type_int(point->arg_locations[index].size,
+				      point->arg_locations[index].is_signed);
+	else
+		node->type = type_int(8, false);
+}
+
+static struct value generate_arg(struct codegen *gen, struct node *node)
+{
+	int index = (int)node->int_value;
+	if (gen->point->args_access == ARGS_U64_ARRAY)
+		return value_reg(gen_load_int(gen, gen->ctx_reg, index * 8, 8, false), node->type);
+	if (gen->point->args_access == ARGS_PT_REGS && index < gen->point->arg_count)
+		return value_reg(read_arg_location(gen, &gen->point->arg_locations[index]), node->type);
+	return value_reg(gen_const_reg(gen, 0), type_int(8, true));
+}
+
+/* ---- retval ---- */
+
+static void check_retval(struct sema *sema, struct node *node)
+{
+	node->type = type_int(8, true);
+}
+
+static struct value generate_retval(struct codegen *gen, struct node *node)
+{
+	/* fexit: the return value follows the arguments in the u64 array */
+	if (gen->point->args_access == ARGS_U64_ARRAY) {
+		int reg = gen_load_int(gen, gen->ctx_reg, gen->point->arg_count * 8, 8, false);
+		gen_convert_int(gen, reg, node->type);
+		return value_reg(reg, node->type);
+	}
+	return value_reg(read_arg_location(gen, &gen->point->retval_location), node->type);
+}
+
+/* ---- probe and func: the point's full name and its function ---- */
+
+static void check_probe(struct sema *sema, struct node *node)
+{
+	node->type = type_string(longest_point_text(sema, false) + 1);
+}
+
+static struct value generate_probe(struct codegen *gen, struct node *node)
+{
+	return gen_string_constant(gen, gen->point->name, (int)strlen(gen->point->name), node->type);
+}
+
+static void check_func(struct sema *sema, struct node *node)
+{
+	node->type = type_string(longest_point_text(sema, true) + 1);
+}
+
+static struct value generate_func(struct codegen *gen, struct node *node)
+{
+	const char *function = gen->point->function ? gen->point->function : "";
+	return gen_string_constant(gen, function, (int)strlen(function), node->type);
+}
+
+const struct variable_def variables_context[] = {
+	{ VARIABLE(args), .generate_field = generate_args_field },
+	{ VARIABLE(arg), .numbered = true },
+	{ VARIABLE(retval), .needs = PROBE_HAS_RETVAL },
+	{ VARIABLE(probe) },
+	{ VARIABLE(func), .needs = PROBE_HAS_FUNC },
+	{ 0 },
+};

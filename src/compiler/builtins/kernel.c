@@ -1,0 +1,136 @@
+/*
+ * Builtin functions, family: Kernel: kernel symbol addresses, signals sent to the current process, and
+ * integers the kernel numbers (syscalls, signals, errnos, softirqs) printed as names.
+ */
+#include "family.h"
+
+static void check_signal(struct sema *sema, struct node *call)
+{
+	sema_check_expr(sema, call->args);
+	call->type = type_void();
+	if (call->args->kind == NODE_STRING) {
+		static const char *const names[] = { "", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",
+			"SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV",
+			"SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM" };
+		const char *name = call->args->string_value;
+		for (int i = 1; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
+			if (strcmp(name, names[i]) == 0 || strcmp(name, names[i] + 3) == 0) {
+				call->args->kind = NODE_INT;
+				call->args->int_value = i;
+				call->args->const_value = i;
+				call->args->is_constant = true;
+				call->args->type = type_int(8, true);
+				return;
+			}
+		}
+		sema_error(sema, call->args->loc, "unknown signal '%s'", name);
+		return;
+	}
+	if (call->args->type && call->args->type->kind != TYPE_NONE && !sema_is_int(call->args))
+		sema_error(sema, call->args->loc, "signal() needs a signal number or name");
+}
+
+/* kaddr("symbol"): the symbol's kernel address, resolved at compile time */
+static void check_kaddr(struct sema *sema, struct node *call)
+{
+	struct node *symbol = call->args;
+	call->type = type_int(8, false);
+	if (symbol->kind != NODE_STRING) {
+		sema_error(sema, symbol->loc, "kaddr() needs a symbol name as a string literal");
+		return;
+	}
+	unsigned long long address = 0;
+	if (kallsyms_lookup(symbol->string_value, &address) < 0 || address == 0) {
+		sema_error(sema, symbol->loc, "kernel symbol '%s' not found in /proc/kallsyms",
+			 symbol->string_value);
+		return;
+	}
+	call->is_constant = true;
+	call->const_value = address;
+}
+
+/* syscall_name(n) and friends: the integer itself, typed to print as a name. */
+static void check_named_int(struct sema *sema, struct node *call, const struct int_names *names)
+{
+	struct node *arg = call->args;
+	sema_check_expr(sema, arg);
+	call->type = type_none();
+	if (!arg->type || arg->type->kind == TYPE_NONE)
+		return;
+	if (arg->type->kind != TYPE_INT) {
+		sema_error(sema, arg->loc, "%s() needs an integer, not %s", call->name, type_name(arg->type));
+		return;
+	}
+	call->type = type_named_int(names);
+}
+
+static void check_syscall_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_syscall); }
+
+static void check_signal_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_signal); }
+
+static void check_errno_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_errno); }
+
+static void check_softirq_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_softirq); }
+
+static struct value generate_signal(struct codegen *gen, struct node *call)
+{
+	int signal = gen_value_to_reg(gen, gen_expr(gen, call->args));
+	struct helper_arg args[1] = { ARG_REG(signal) };
+	gen_call_helper(gen, BPF_FUNC_send_signal, args, 1);
+	return value_none();
+}
+
+static struct value generate_kaddr(struct codegen *gen, struct node *call)
+{
+	return value_reg(gen_const_reg(gen, (int64_t)call->const_value), call->type);
+}
+
+/* syscall_name(n) and friends: n widened to 64 bits; only the type differs. */
+static struct value generate_named_int(struct codegen *gen, struct node *call)
+{
+	struct value arg = gen_expr(gen, call->args);
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, reg, gen_value_to_reg(gen, arg));
+	gen_convert_int(gen, reg, call->args->type);
+	return value_reg(reg, call->type);
+}
+
+static struct value generate_syscall_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_signal_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_errno_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_cpu(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_get_smp_processor_id), node->type);
+}
+
+static struct value generate_numaid(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_get_numa_node_id), node->type);
+}
+
+static struct value generate_rand(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_get_prandom_u32), node->type);
+}
+
+const struct variable_def variables_kernel[] = {
+	{ .name = "cpu", .check = builtin_check_u64, .generate = generate_cpu, .is_stable = true },
+	{ .name = "numaid", .check = builtin_check_u64, .generate = generate_numaid },
+	{ .name = "rand", .check = builtin_check_u64, .generate = generate_rand },
+	{ 0 },
+};
+
+const struct function_def builtins_kernel[] = {
+	{ FUNCTION(kaddr, 1, 1) },
+	{ FUNCTION(signal, 1, 1), .needs_unsafe = true },
+	{ FUNCTION(syscall_name, 1, 1) },
+	{ FUNCTION(signal_name, 1, 1) },
+	{ FUNCTION(errno_name, 1, 1) },
+	{ FUNCTION(softirq_name, 1, 1) },
+	{ 0 },
+};

@@ -1,0 +1,80 @@
+/*
+ * Builtin functions, family: Networking: addresses printed as text, byte order.
+ */
+#include "family.h"
+
+static void check_ntop(struct sema *sema, struct node *call)
+{
+	for (struct node *arg = call->args; arg; arg = arg->next)
+		sema_check_expr(sema, arg);
+	struct type *inet = type_new(TYPE_INET);
+	inet->size = 24;
+	call->type = inet;
+	struct node *address = call->args->next ? call->args->next : call->args;
+	struct type *type = address->type;
+	if (!type || type->kind == TYPE_NONE || sema_is_int(address))
+		return;
+	/* an address held in bytes: 4 for IPv4, 16 for IPv6 (in6_addr's u6_addr8) */
+	bool bytes = type->kind == TYPE_STRING || (type->kind == TYPE_ARRAY && type->pointee &&
+						   type->pointee->kind == TYPE_INT);
+	if (!bytes || (type->size != 4 && type->size != 16))
+		sema_error(sema, address->loc, "ntop() needs an IPv4 address as an integer, or 4 or 16 "
+			 "address bytes; this is %s", type_name(type));
+}
+
+/* bswap(x): x with its bytes reversed, at x's own width */
+static void check_bswap(struct sema *sema, struct node *call)
+{
+	sema_check_expr(sema, call->args);
+	call->type = type_int(8, false);
+	if (call->args->type && call->args->type->kind != TYPE_NONE && !sema_is_int(call->args)) {
+		sema_error(sema, call->args->loc, "bswap() needs an integer, not %s",
+			 type_name(call->args->type));
+		return;
+	}
+	if (call->args->type && call->args->type->kind == TYPE_INT)
+		call->type = type_int(call->args->type->size, false);
+}
+
+static struct value generate_ntop(struct codegen *gen, struct node *call)
+{
+	struct node *address = call->args->next ? call->args->next : call->args;
+	int offset = gen_stack_alloc(gen, 24);
+	gen_zero_stack(gen, offset, 24);
+	bool is_bytes = !type_is_integer_like(address->type);
+	int default_family = is_bytes && address->type->size == 16 ? 10 /* AF_INET6 */ : 2 /* AF_INET */;
+	int family = call->args->next ? gen_value_to_reg(gen, gen_expr(gen, call->args))
+				      : gen_const_reg(gen, default_family);
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)offset, family);
+	struct value value = gen_expr(gen, address);
+	if (!is_bytes) {
+		ir_store(&gen->fn, 4, BPF_REG_10, (int16_t)(offset + 8), gen_value_to_reg(gen, value));
+	} else if (value.kind == VALUE_ADDRESS) {
+		struct helper_arg args[3] = { ARG_STACK(offset + 8), ARG_IMM(address->type->size),
+					      ARG_REG(value.reg) };
+		gen_call_helper(gen, value.is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel,
+			    args, 3);
+	} else if (value.kind == VALUE_STACK) {
+		gen_copy_memory(gen, BPF_REG_10, offset + 8, BPF_REG_10, value.stack_offset,
+			    address->type->size);
+	}
+	return value_stack(offset, call->type);
+}
+
+static struct value generate_bswap(struct codegen *gen, struct node *call)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, reg, gen_value_to_reg(gen, gen_expr(gen, call->args)));
+	int bits = call->type->size * 8;
+	if (bits == 8)
+		return value_reg(reg, call->type);
+	/* on little-endian x86-64, "to big endian" is the byte swap */
+	ir_emit(&gen->fn, (struct ir_insn){ .code = BPF_ALU | BPF_END | BPF_TO_BE, .dst = reg, .imm = bits });
+	return value_reg(reg, call->type);
+}
+
+const struct function_def builtins_net[] = {
+	{ FUNCTION(ntop, 1, 2) },
+	{ FUNCTION(bswap, 1, 1) },
+	{ 0 },
+};

@@ -1,0 +1,223 @@
+/*
+ * Builtin functions, family: Strings and buffers: reading a string or raw bytes out of memory, comparing strings.
+ */
+#include "family.h"
+
+static void check_str(struct sema *sema, struct node *call)
+{
+	struct node *source = call->args, *length = source->next;
+	call->type = type_string(sema->options->max_strlen);
+	if (source->kind == NODE_POSITIONAL) {
+		int index = (int)source->int_value;
+		const char *text = index >= 1 && index <= sema->options->positional_count
+					   ? sema->options->positional[index - 1] : "";
+		int text_length = (int)strlen(text);
+		if (text_length > sema->options->max_strlen - 1)
+			text_length = sema->options->max_strlen - 1;
+		call->type = type_string(text_length + 1);
+		return;
+	}
+	sema_check_expr(sema, source);
+	if (length) {
+		sema_check_expr(sema, length);
+		if (length->type && length->type->kind != TYPE_NONE && !sema_is_int(length))
+			sema_error(sema, length->loc, "str()'s length must be an integer");
+		else if (sema_is_int_constant(length) && length->const_value + 1 < (uint64_t)sema->options->max_strlen)
+			call->type = type_string((int)length->const_value + 1);
+	}
+	if (source->type && source->type->kind == TYPE_STRING) {
+		call->type = source->type;
+		return;
+	}
+	if (source->type && source->type->kind != TYPE_NONE && !sema_is_int(source))
+		sema_error(sema, source->loc, "str() needs a pointer or integer address, not %s",
+			 type_name(source->type));
+}
+
+/* buf(pointer[, length]): bytes printed with %r as escaped text */
+static void check_buf(struct sema *sema, struct node *call)
+{
+	struct node *source = call->args, *length = source->next;
+	sema_check_expr(sema, source);
+	int capacity = sema->options->max_strlen;
+	/* an array is read whole unless told otherwise, as in bpftrace */
+	if (!length && source->type && source->type->kind == TYPE_ARRAY &&
+	    source->type->size > 0 && source->type->size < capacity)
+		capacity = source->type->size;
+	if (length) {
+		sema_check_expr(sema, length);
+		if (length->type && length->type->kind != TYPE_NONE && !sema_is_int(length)) {
+			sema_error(sema, length->loc, "buf()'s length must be an integer");
+		} else if (length->is_constant && (int64_t)length->const_value < 0) {
+			sema_error(sema, length->loc, "buf()'s length must not be negative, not %lld",
+				 (long long)length->const_value);
+		} else if (length->is_constant && length->const_value < (uint64_t)capacity) {
+			capacity = (int)length->const_value;
+		} else if (length->is_constant && length->const_value > (uint64_t)capacity &&
+			   sema->report && !call->warned) {
+			/* bpftrace warns the same way */
+			call->warned = true;
+			diag_warning(sema->diag, length->loc, "buf() reads at most %d bytes (SONDE_MAX_STRLEN), "
+				     "not %llu", capacity, (unsigned long long)length->const_value);
+		}
+	}
+	struct type *type = type_new(TYPE_BUFFER);
+	type->size = 8 + ((capacity + 7) & ~7);
+	call->type = type;
+	if (source->type && source->type->kind != TYPE_NONE && !sema_is_int(source) &&
+	    source->type->kind != TYPE_STRING && source->type->kind != TYPE_ARRAY)
+		sema_error(sema, source->loc, "buf() needs a pointer or an array, not %s",
+			 type_name(source->type));
+}
+
+/* No string is longer than SONDE_MAX_STRLEN allows (1024): a bigger length
+ * is a mistake, and one that does not fit an int would wrap. */
+#define STRNCMP_LENGTH_MAX 1024
+
+static void check_strncmp(struct sema *sema, struct node *call)
+{
+	struct node *a = call->args, *b = a->next, *n = b->next;
+	sema_check_expr(sema, a);
+	sema_check_expr(sema, b);
+	sema_check_expr(sema, n);
+	call->type = type_int(8, true);
+	if ((a->type && a->type->kind != TYPE_NONE && !sema_is_string(a)) ||
+	    (b->type && b->type->kind != TYPE_NONE && !sema_is_string(b)))
+		sema_error(sema, call->loc, "strncmp() compares two strings");
+	if (!sema_is_int_constant(n))
+		sema_error(sema, n->loc, "strncmp()'s length must be a constant integer");
+	else if (n->const_value > STRNCMP_LENGTH_MAX) /* negative ones too */
+		sema_error(sema, n->loc, "strncmp()'s length must be 0 to %d, not %lld", STRNCMP_LENGTH_MAX,
+			 (long long)n->const_value);
+}
+
+/* Reads the string at `address` into the stack at `offset`, zeroed first. */
+static void str_read(struct codegen *gen, struct node *call, int address, int offset)
+{
+	struct node *source = call->args;
+	/* a typed pointer says whose memory it points into; a bare integer
+	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
+	 * helper that decides by address, as bpftrace does on x86-64 */
+	int read_helper = source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
+			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
+							  : BPF_FUNC_probe_read_kernel_str;
+	int size = call->type->size;
+	gen_zero_stack(gen, offset, size);
+	int length;
+	if (source->next && !source->next->is_constant) {
+		/* runtime length: clamp to the buffer, plus one for the NUL */
+		length = gen_value_to_reg(gen, gen_expr(gen, source->next));
+		ir_alu_imm(&gen->fn, BPF_ADD, length, 1);
+		int fits = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JLE, length, size, fits);
+		ir_mov_imm(&gen->fn, length, size);
+		ir_label(&gen->fn, fits);
+	} else {
+		length = gen_const_reg(gen, size);
+	}
+	/* str(0) is "" without a read: the helper would take a page fault on
+	 * address 0 (microseconds each; execsnoop's unused argument slots) */
+	int skip = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, address, 0, skip);
+	struct helper_arg args[3] = { ARG_STACK(offset), ARG_REG(length), ARG_REG(address) };
+	gen_call_helper(gen, read_helper, args, 3);
+	ir_label(&gen->fn, skip);
+}
+
+static struct value generate_str(struct codegen *gen, struct node *call)
+{
+	struct node *source = call->args;
+	if (source->kind == NODE_POSITIONAL) {
+		int index = (int)source->int_value;
+		const char *text = index >= 1 && index <= gen->sema->options->positional_count
+					   ? gen->sema->options->positional[index - 1] : "";
+		return gen_string_constant(gen, text, call->type->size - 1, call->type);
+	}
+	struct value value = gen_expr(gen, source);
+	if (value.kind == VALUE_STACK) {
+		if (type_equal(value.type, call->type))
+			return value;
+		int offset = gen_stack_alloc(gen, call->type->size);
+		gen_store_value(gen, value, BPF_REG_10, offset, call->type);
+		return value_stack(offset, call->type);
+	}
+	int offset = gen_stack_alloc(gen, call->type->size);
+	str_read(gen, call, gen_value_to_reg(gen, value), offset);
+	return value_stack(offset, call->type);
+}
+
+/* str(p[, n]) of an address (not a positional parameter, not a string
+ * already) read straight into a tuple's field: execsnoop's tuple of twenty
+ * arguments needs no temporary per argument. */
+static bool generate_into_str(struct codegen *gen, struct node *call, int offset)
+{
+	struct node *source = call->args;
+	if (source->kind == NODE_POSITIONAL ||
+	    (source->type->kind != TYPE_POINTER && source->type->kind != TYPE_INT))
+		return false;
+	str_read(gen, call, gen_value_to_reg(gen, gen_expr(gen, source)), offset);
+	return true;
+}
+
+/* buf(p, n): u64 length, then up to the type's capacity of bytes */
+static struct value generate_buf(struct codegen *gen, struct node *call)
+{
+	struct node *source = call->args, *length_node = source->next;
+	int capacity = call->type->size - 8;
+	int slot = gen_stack_alloc(gen, call->type->size);
+	gen_zero_stack(gen, slot, call->type->size);
+	struct value value = gen_expr(gen, source);
+	int length;
+	if (length_node && !length_node->is_constant) {
+		length = gen_value_to_reg(gen, gen_expr(gen, length_node));
+		int fits = ir_new_label(&gen->fn);
+		ir_jump_if_imm(&gen->fn, BPF_JLE, length, capacity, fits);
+		ir_mov_imm(&gen->fn, length, capacity);
+		ir_label(&gen->fn, fits);
+	} else {
+		/* capacity is rounded up to 8; the length is what was asked for,
+		 * or a whole array */
+		int64_t wanted = length_node ? (int64_t)length_node->const_value
+				 : source->type->kind == TYPE_ARRAY ? source->type->size : capacity;
+		length = gen_const_reg(gen, wanted < capacity ? wanted : capacity);
+	}
+	ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)slot, length);
+	if (value.kind == VALUE_STACK) {
+		gen_copy_memory(gen, BPF_REG_10, slot + 8, BPF_REG_10, value.stack_offset,
+			    value.type->size < capacity ? value.type->size : capacity);
+		return value_stack(slot, call->type);
+	}
+	bool is_user = value.kind == VALUE_ADDRESS ? value.is_user
+			: source->type->kind == TYPE_POINTER && source->type->is_user_pointer;
+	int address = value.kind == VALUE_ADDRESS ? value.reg : gen_value_to_reg(gen, value);
+	/* the verifier wants a length it can bound: mask it into [0, capacity] */
+	int bounded = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, bounded, length);
+	int in_range = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JLE, bounded, capacity, in_range);
+	ir_mov_imm(&gen->fn, bounded, capacity);
+	ir_label(&gen->fn, in_range);
+	struct helper_arg args[3] = { ARG_STACK(slot + 8), ARG_REG(bounded), ARG_REG(address) };
+	gen_call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
+	return value_stack(slot, call->type);
+}
+
+static struct value generate_strncmp(struct codegen *gen, struct node *call)
+{
+	struct value a = gen_expr(gen, call->args), b = gen_expr(gen, call->args->next);
+	int limit = (int)call->args->next->next->const_value;
+	if (limit > a.type->size)
+		limit = a.type->size;
+	if (limit > b.type->size)
+		limit = b.type->size;
+	int equal = gen_string_equal(gen, a, b, limit);
+	ir_alu_imm(&gen->fn, BPF_XOR, equal, 1); /* strncmp: 0 when equal */
+	return value_reg(equal, call->type);
+}
+
+const struct function_def builtins_strings[] = {
+	{ FUNCTION(str, 1, 2), .generate_into = generate_into_str },
+	{ FUNCTION(strncmp, 3, 3) },
+	{ FUNCTION(buf, 1, 2) },
+	{ 0 },
+};

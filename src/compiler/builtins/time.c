@@ -1,0 +1,83 @@
+/*
+ * Builtins, family: Time: the wall-clock time printed, and timestamps formatted in user space.
+ */
+#include "family.h"
+
+static void check_time(struct sema *sema, struct node *call)
+{
+	call->type = type_void();
+	if (call->args) {
+		sema_check_expr(sema, call->args);
+		if (call->args->kind != NODE_STRING) {
+			sema_error(sema, call->args->loc, "time() needs a string literal format");
+			return;
+		}
+	}
+	struct event_desc *event = sema_new_event(sema, call, EVENT_TIME);
+	event->record_size = 8;
+	event->format = xstrdup(call->args ? call->args->string_value : "%H:%M:%S\n");
+}
+
+static void check_strftime(struct sema *sema, struct node *call)
+{
+	struct node *format = call->args, *when = call->args->next;
+	sema_check_expr(sema, format);
+	sema_check_expr(sema, when);
+	call->type = type_new(TYPE_INT);
+	call->type->size = 8;
+	call->type->strftime_format = xstrdup(format->kind == NODE_STRING ? format->string_value : "");
+	if (format->kind != NODE_STRING)
+		sema_error(sema, format->loc, "strftime() needs a string literal format");
+	if (when->type && when->type->kind != TYPE_NONE && !sema_is_int(when))
+		sema_error(sema, when->loc, "strftime() needs an integer time in nanoseconds");
+}
+
+static struct value generate_time(struct codegen *gen, struct node *call)
+{
+	gen_send_event(gen, call, NULL);
+	return value_none();
+}
+
+static struct value generate_strftime(struct codegen *gen, struct node *call)
+{
+	return gen_expr(gen, call->args->next);
+}
+
+static struct value generate_nsecs(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_ktime_get_ns), node->type);
+}
+
+/* the config map holds the start time, taken when the programs were attached */
+static struct value generate_elapsed(struct codegen *gen, struct node *node)
+{
+	int key = gen_stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	int pointer = gen_map_lookup(gen, gen->program->config_map_id, key);
+	int start = gen_const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_load(&gen->fn, 8, start, pointer, (int16_t)offsetof(struct program_config, start_ns));
+	ir_label(&gen->fn, missing);
+	int reg = gen_helper_value(gen, BPF_FUNC_ktime_get_ns);
+	ir_alu(&gen->fn, BPF_SUB, reg, start);
+	return value_reg(reg, node->type);
+}
+
+static struct value generate_jiffies(struct codegen *gen, struct node *node)
+{
+	return value_reg(gen_helper_value(gen, BPF_FUNC_jiffies64), node->type);
+}
+
+const struct variable_def variables_time[] = {
+	{ .name = "nsecs", .check = builtin_check_u64, .generate = generate_nsecs },
+	{ .name = "elapsed", .check = builtin_check_u64, .generate = generate_elapsed },
+	{ .name = "jiffies", .check = builtin_check_u64, .generate = generate_jiffies },
+	{ 0 },
+};
+
+const struct function_def builtins_time[] = {
+	{ FUNCTION(time, 0, 1) },
+	{ FUNCTION(strftime, 2, 2) },
+	{ 0 },
+};

@@ -1,0 +1,34 @@
+/*
+ * The part of semantic analysis that builtins (compiler/builtins/) use to
+ * check their calls: reporting errors, typing argument expressions, finding
+ * maps, and describing the ring-buffer events their calls send. Only the
+ * builtins and sema.c include this.
+ */
+#ifndef SONDE_SEMA_INTERNAL_H
+#define SONDE_SEMA_INTERNAL_H
+
+#include "sema.h"
+
+/* Reports `file:line:col: error:` (only in the reporting pass) and counts it. */
+void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Types an expression (node->type), reporting what is wrong with it. */
+void sema_check_expr(struct sema *sema, struct node *node);
+bool sema_is_int(const struct node *node);       /* integer or pointer */
+bool sema_is_string(const struct node *node);
+bool sema_is_int_constant(struct node *node);    /* an integer known at compile time */
+/* The map a NODE_MAP names, made on first use; sets map_node->map_id. */
+struct map_desc *sema_map_for(struct sema *sema, struct node *map_node);
+/* Checks the keys of @m[keys] and merges their type into the map's key type. */
+struct map_desc *sema_check_map_access(struct sema *sema, struct node *map_node);
+
+/* The event a call sends (made once, reused by later passes). */
+struct event_desc *sema_new_event(struct sema *sema, struct node *call, enum event_kind kind);
+/* Appends a value of `type` to the event's record, 8-byte aligned. */
+void sema_event_add_arg(struct event_desc *event, struct type *type, enum arg_conversion conv,
+			const char *strftime_format);
+/* printf/system/cat/row: a literal format, then values checked against it. */
+struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
+					  struct node *format, enum event_kind kind);
+
+#endif
