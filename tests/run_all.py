@@ -2918,6 +2918,15 @@ SERVE_COUNT_PROGRAM = ('tracepoint:syscalls:sys_enter_getppid /comm == "promload
                        '{ @calls = count(); printf("call %d\\n", pid); }')
 
 
+def serve_verdict(problems, details, proc):
+    """A serve case's result: PASS with its details, or FAIL with the first
+    problems, the details and the end of sonde's stderr."""
+    if problems:
+        return "FAIL", "\n".join(problems[:20]) + "\n" + details + "\nstderr:\n" + indent(
+            proc.stderr()[-3000:])
+    return "PASS", details
+
+
 def serve_abuse(sonde, sanitized, seconds=10, calls=50000):
     """While 20 clients scrape 100 times a second, 80 slowloris clients
     trickle requests and malformed ones arrive, a generator makes `calls`
@@ -3000,10 +3009,7 @@ def serve_abuse(sonde, sanitized, seconds=10, calls=50000):
                    "%d of 80; RSS %s..%s KiB; %d calls counted and printed"
                    % (load.summary(), len(bad_results), slow.closed, steady[:1], steady[-1:],
                       calls))
-        if problems:
-            return "FAIL", "\n".join(problems[:20]) + "\n" + details + "\nstderr:\n" + indent(
-                proc.stderr()[-3000:])
-        return "PASS", details
+        return serve_verdict(problems, details, proc)
     finally:
         proc.kill()
         proc.wait(5)
@@ -3068,10 +3074,7 @@ def serve_pages(sonde, sanitized):
         problems += stop_serve(proc, sanitized)
         details = ("10,000-key scrape over loopback: %.1f ms of CPU, wall median %.1f ms, max "
                    "%.1f ms, beside 5 stalled clients" % (cpu_ms, median, max(timings) * 1000))
-        if problems:
-            return "FAIL", "\n".join(problems) + "\n" + details + "\nstderr:\n" + indent(
-                proc.stderr()[-3000:])
-        return "PASS", details
+        return serve_verdict(problems, details, proc)
     finally:
         for s in stalled:
             s.close()
@@ -3286,10 +3289,7 @@ def serve_tls(sonde, sanitized):
                    "%d scrapes during 3 checks, slowest %.1f ms"
                    % (first_ms, serve_load.percentile(fresh, 0.5) * 1000, handshake_cpu_ms,
                       serve_load.percentile(kept, 0.5) * 1000, check_ms, len(during), worst_ms))
-        if problems:
-            return "FAIL", "\n".join(problems) + "\n" + details + "\nstderr:\n" + indent(
-                proc.stderr()[-3000:])
-        return "PASS", details
+        return serve_verdict(problems, details, proc)
     finally:
         proc.kill()
         proc.wait(5)
