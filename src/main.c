@@ -6,9 +6,16 @@
  *   sonde [options] -e 'program' [args...]
  *   sonde [options] program-file [args...]     ("-" reads the program from stdin)
  *
- * Option parsing stops at the first word that is not an option, so the
- * words after the program file are the script's own $1..$N, dashes and all;
- * that is also what makes `#!/usr/bin/env sonde` scripts work.
+ * Options may come anywhere, before or after the program file, as with
+ * bpftrace (GNU getopt permutes them): `sonde tool.bt -c CMD` runs CMD. The
+ * words that are not options are the program file and the script's own
+ * $1..$N; `--` ends the options, so a parameter that starts with a dash
+ * goes after it.
+ *
+ * bpftrace's environment variables (BPFTRACE_MAX_STRLEN, ...) are read as
+ * aliases of sonde's own (SONDE_MAX_STRLEN, ...), which win when both are
+ * set; one sonde has no use for is named in a warning, never ignored
+ * silently.
  *
  * -c CMD is forked before compiling (the program may use its pid as
  * `cpid`) and waits on a pipe until the probes are attached; if sonde
@@ -155,8 +162,9 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 	};
 	int option;
 
-	/* '+': stop at the first non-option (the program file or $1). */
-	while ((option = getopt_long(argc, argv, "+e:c:p:lvdf:o:qhV", long_options, NULL)) != -1) {
+	/* no '+': options after the program file are options too, as bpftrace
+	 * reads them; "--" ends them */
+	while ((option = getopt_long(argc, argv, "e:c:p:lvdf:o:qhV", long_options, NULL)) != -1) {
 		switch (option) {
 		case 'e':
 			cli->program_text = optarg;
@@ -950,6 +958,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.child_release_fd = release_fd;
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	runtime_options.no_exit_maps = cli.tool;
+	runtime_options.status_on_stderr = cli.tool;
 	runtime_options.picture = cli.picture;
 	runtime_options.serve = cli.serve;
 	/* runtime_run releases (or abandons) and reaps the child itself. */

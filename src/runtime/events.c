@@ -607,7 +607,8 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 		total += loop->lost_values[cpu];
 	if (total > loop->lost_reported) {
 		fflush(loop->output.file);
-		print_lost(&loop->output, stderr, total - loop->lost_reported);
+		print_lost(&loop->output, runtime_status_stream(loop->options, &loop->output),
+			   total - loop->lost_reported);
 		loop->lost_reported = total;
 		loop->lost_reports++;
 	}
@@ -684,6 +685,12 @@ void event_loop_drain(struct event_loop *loop)
 	}
 	fflush(loop->output.file);
 	events_check_exit(loop);
+}
+
+bool event_loop_exit_pending(struct event_loop *loop)
+{
+	events_check_exit(loop);
+	return loop->exit_requested;
 }
 
 bool event_loop_exit_requested(const struct event_loop *loop, int *code)

@@ -804,8 +804,10 @@ void format_json_fields(struct strbuf *sb, const struct event_desc *event, const
 void print_attached(const struct output *out, FILE *status, int probe_count)
 {
 	if (out->json) {
-		fprintf(status, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
-			probe_count);
+		/* bpftrace 0.17's record with the "count" that current bpftrace
+		 * reads it by: consumers of either version find their field */
+		fprintf(status, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}, "
+			"\"count\": %d}\n", probe_count, probe_count);
 	} else {
 		/* deliberately not bpftrace's "Attaching N probes...": this is printed
 		 * once every probe is attached, so scripts can wait for it */
@@ -817,8 +819,8 @@ void print_attached(const struct output *out, FILE *status, int probe_count)
 void print_lost(const struct output *out, FILE *status, uint64_t lost)
 {
 	if (out->json) {
-		fprintf(status, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
-			(unsigned long long)lost);
+		fprintf(status, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}, "
+			"\"count\": %llu}\n", (unsigned long long)lost, (unsigned long long)lost);
 	} else {
 		fprintf(status, "Lost %llu events\n", (unsigned long long)lost);
 	}

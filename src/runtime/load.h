@@ -50,6 +50,9 @@ int event_loop_fd(const struct event_loop *loop);
 void event_loop_set_batch_budget(struct event_loop *loop, uint64_t budget_ns);
 /* Handles every record already in the ring buffer without waiting. */
 void event_loop_drain(struct event_loop *loop);
+/* Whether a program called exit(), from its map slot: without consuming the
+ * records (they may wait for the banner). */
+bool event_loop_exit_pending(struct event_loop *loop);
 /* True once an exit() record was seen; *code is its exit code. */
 bool event_loop_exit_requested(const struct event_loop *loop, int *code);
 /* After exit(), records are consumed but not printed (as bpftrace does);

@@ -1593,9 +1593,9 @@ static void test_status_lines(void)
 	check_text("status_lines", text,
 		   "Attached 1 probe\n"
 		   "Attached 3 probes\n"
-		   "{\"type\": \"attached_probes\", \"data\": {\"probes\": 2}}\n"
+		   "{\"type\": \"attached_probes\", \"data\": {\"probes\": 2}, \"count\": 2}\n"
 		   "Lost 5 events\n"
-		   "{\"type\": \"lost_events\", \"data\": {\"events\": 7}}\n");
+		   "{\"type\": \"lost_events\", \"data\": {\"events\": 7}, \"count\": 7}\n");
 	free(text);
 }
 
