@@ -309,6 +309,10 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 
 void ast_dump(const struct ast *ast, FILE *out)
 {
+	if (ast->config) {
+		fprintf(out, "config:\n");
+		ast_dump_list(ast->config, out, 1);
+	}
 	ast_dump_list(ast->probes, out, 0);
 }
 

@@ -115,6 +115,9 @@ struct node {
 
 struct ast {
 	struct node *probes;      /* list of NODE_PROBE */
+	struct node *config;      /* `config = { key = value; ... }`: NODE_ASSIGN each, lhs a
+				   * NODE_BUILTIN naming the key, rhs a NODE_INT, NODE_STRING
+				   * or NODE_BUILTIN (a word: perf, true) */
 	/* arena: every node allocated through ast_new_node is freed by ast_free */
 	struct node **nodes;
 	int node_count;

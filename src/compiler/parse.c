@@ -1044,6 +1044,98 @@ static struct node *parse_probe(struct parser *p)
 	return probe;
 }
 
+/* ---- the preamble ---- */
+
+/*
+ * config := 'config' '=' '{' [ item { ';' item } [ ';' ] ] '}'
+ * item   := IDENT '=' ( INT | STRING | IDENT )
+ *
+ * On entry the current token is the `config` word (lexed as a probe); the
+ * keys are checked against the settings table later (compiler.c), where an
+ * unknown one is reported at its place.
+ */
+static void parse_config(struct parser *p)
+{
+	struct node **tail = &p->ast->config;
+
+	parse_advance(p);
+	parse_expect(p, TOK_ASSIGN, "'=' after config");
+	parse_expect(p, TOK_LBRACE, "'{' to open the config block");
+	while (p->tok.kind != TOK_RBRACE) {
+		struct token key = p->tok;
+		if (key.kind != TOK_IDENT)
+			parse_fail_expected(p, "a config key such as max_strlen");
+		parse_advance(p);
+		struct node *item = parse_new(p, NODE_ASSIGN, &key);
+		item->op = OP_NONE;
+		item->lhs = parse_new(p, NODE_BUILTIN, &key);
+		item->lhs->name = parse_token_text(p, &key, 0);
+		parse_expect(p, TOK_ASSIGN, "'=' after the config key");
+		struct token value = p->tok;
+		if (value.kind == TOK_INT) {
+			parse_advance(p);
+			item->rhs = parse_new(p, NODE_INT, &value);
+			item->rhs->int_value = value.int_value;
+		} else if (value.kind == TOK_STRING) {
+			item->rhs = parse_string(p);
+		} else if (value.kind == TOK_IDENT) {
+			parse_advance(p);
+			item->rhs = parse_new(p, NODE_BUILTIN, &value);
+			item->rhs->name = parse_token_text(p, &value, 0);
+		} else {
+			parse_fail_expected(p, "a number, a string or a word as the config value");
+		}
+		*tail = item;
+		tail = &item->next;
+		if (!parse_accept(p, TOK_SEMICOLON) && p->tok.kind != TOK_RBRACE)
+			parse_fail_expected(p, "';' or '}' after the config value");
+	}
+	parse_advance_to_probe(p);
+}
+
+/*
+ * Words that start a construct of current bpftrace's preamble which sonde
+ * does not have: a probe list cannot go on after them, so they are named
+ * rather than reported as a malformed probe.
+ */
+static const struct unsupported_word {
+	const char *word;
+	const char *message;
+} parse_unsupported_words[] = {
+	{ "macro", "macro definitions are not supported yet" },
+	{ "import", "import is not supported: sonde has no modules to import" },
+	{ "let", "map declarations (let @m = hash(N)) are not supported yet: maps are "
+		 "declared by their first use" },
+	{ "fn", "function definitions (fn) are not supported" },
+};
+
+/* The preamble word the current token is, when a probe list cannot follow:
+ * handled (config) or reported (the unsupported ones). */
+static bool parse_preamble(struct parser *p, int probes_so_far)
+{
+	struct token word = p->tok;
+	struct lexer ahead = p->lexer;
+	struct token next = lex_next(&ahead);
+
+	if (word.kind != TOK_PROBE_SPEC || next.kind == TOK_LBRACE || next.kind == TOK_COMMA ||
+	    next.kind == TOK_SLASH || next.kind == TOK_EOF)
+		return false;
+	if (word.length == 6 && memcmp(word.start, "config", 6) == 0 && next.kind == TOK_ASSIGN) {
+		if (probes_so_far > 0 || p->ast->config)
+			parse_fail_at(p, &word, "a config block must come first, before any probe, "
+				      "and only once");
+		parse_config(p);
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(parse_unsupported_words) / sizeof(parse_unsupported_words[0]);
+	     i++) {
+		const char *text = parse_unsupported_words[i].word;
+		if ((size_t)word.length == strlen(text) && memcmp(word.start, text, word.length) == 0)
+			parse_fail_at(p, &word, "%s", parse_unsupported_words[i].message);
+	}
+	return false;
+}
+
 /* Action blocks in one program. Each becomes at least one BPF program, that
  * is one file descriptor (the runtime raises RLIMIT_NOFILE to its hard
  * limit, often 1024 or 524288) and a compile of its own; no real script
@@ -1051,7 +1143,7 @@ static struct node *parse_probe(struct parser *p)
 #define MAX_PROBE_BLOCKS 4096
 
 /*
- * program := { preamble } probe { probe }
+ * program := [ config ] { preamble } probe { probe }
  *
  * *ast is reset first; on failure it still owns whatever was built, and
  * the caller releases it with ast_free() either way.
@@ -1073,6 +1165,10 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 		return -1;
 	p->tok = lex_probe_spec(&p->lexer);
 	for (int count = 0; p->tok.kind != TOK_EOF; count++) {
+		if (parse_preamble(p, count)) {
+			count--;
+			continue;
+		}
 		if (p->tok.kind != TOK_PROBE_SPEC)
 			parse_fail_expected(p, "a probe");
 		if (count == MAX_PROBE_BLOCKS) {
