@@ -205,8 +205,17 @@ struct probe_program {
 	int attach_btf_obj_fd;      /* BTF object holding attach_btf_id; 0 = vmlinux */
 };
 
+/* What a program's config block sets for the run; the environment's values
+ * (SONDE_RINGBUF_SIZE, ...) win over these, as bpftrace's do. */
+struct program_settings {
+	uint32_t ringbuf_size;      /* perf_rb_pages, in bytes; 0 = not set */
+	int print_maps_on_exit;     /* 1: yes, -1: no; 0 = not set (yes) */
+	uint32_t max_cat_bytes;     /* 0 = not set */
+};
+
 struct program {
 	struct source source;
+	struct program_settings settings;
 	VEC(struct map_desc) maps;
 	VEC(struct event_desc) events;
 	VEC(struct probe_program) probes;

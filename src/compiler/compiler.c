@@ -10,6 +10,7 @@
 #include "../aggregations/aggregation.h"
 #include "ast.h"
 #include "codegen.h"
+#include "config.h"
 #include "sema.h"
 
 const struct map_size *compile_options_map_size(const struct compile_options *options,
@@ -132,6 +133,16 @@ int compile_program(const struct source *source, const struct compile_options *o
 		fprintf(options->dump, "AST:\n");
 		ast_dump(&ast, options->dump);
 	}
+	/* the config block fills in what the environment left unset */
+	struct compile_options configured = *options;
+	if (config_apply(&ast, &configured, options, program, diag) < 0) {
+		ast_free(&ast);
+		preprocessed_free(&pre);
+		return -1;
+	}
+	if (!configured.max_strlen)
+		configured.max_strlen = MAX_STRLEN_DEFAULT;
+	options = &configured;
 	struct sema sema = { .diag = diag, .options = options, .program = program,
 			     .macros = &pre.macros };
 	int result = sema_analyze(&sema, &ast);

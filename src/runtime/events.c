@@ -217,7 +217,8 @@ static void events_time(struct event_loop *loop, const struct event_desc *event)
 	events_emit(loop, "time", sb->data ? sb->data : "", sb->length);
 }
 
-/* cat(): at most EVENTS_CAT_MAX_BYTES of the file. Opened without
+/* cat(): at most SONDE_MAX_CAT_BYTES (or the config block's max_cat_bytes,
+ * else EVENTS_CAT_MAX_BYTES) of the file. Opened without
  * blocking, so a FIFO with no writer (or a terminal, a socket) gives what it
  * has at once rather than holding the run up for ever. */
 static void events_cat(struct event_loop *loop, const char *path)
@@ -236,9 +237,12 @@ static void events_cat(struct event_loop *loop, const char *path)
 		fprintf(stderr, "sonde: cat: failed to open file '%s': %s\n", path, strerror(errno));
 		return;
 	}
-	data = xmalloc(EVENTS_CAT_MAX_BYTES);
-	while (length < EVENTS_CAT_MAX_BYTES) {
-		ssize_t got = read(fd, data + length, EVENTS_CAT_MAX_BYTES - length);
+	size_t limit = loop->options->max_cat_bytes ? loop->options->max_cat_bytes
+		       : loop->program->settings.max_cat_bytes ? loop->program->settings.max_cat_bytes
+		       : EVENTS_CAT_MAX_BYTES;
+	data = xmalloc(limit);
+	while (length < limit) {
+		ssize_t got = read(fd, data + length, limit - length);
 
 		if (got < 0 && errno == EINTR)
 			continue;

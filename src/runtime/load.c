@@ -41,14 +41,14 @@
 
 static const char load_root_message[] = FEATURES_ROOT_MESSAGE "\n";
 
-int load_ringbuf_size(uint32_t *size, char **error)
+int load_ringbuf_size(uint32_t configured, uint32_t *size, char **error)
 {
 	const char *text = getenv("SONDE_RINGBUF_SIZE");
 	unsigned long long value;
 	long page_size = sysconf(_SC_PAGESIZE);
 	char *end;
 
-	*size = LOAD_RINGBUF_SIZE_DEFAULT;
+	*size = configured ? configured : LOAD_RINGBUF_SIZE_DEFAULT;
 	if (!text || !*text)
 		return 0;
 	/* strtoull would also take " 64", "+64" and "-64" */
@@ -450,7 +450,7 @@ int load_program(struct program *program, int verbose)
 		program->maps.items[i].fd = -1;
 	for (int i = 0; i < program->probes.count; i++)
 		program->probes.items[i].prog_fd = -1;
-	if (load_ringbuf_size(&ringbuf_size, &error) < 0) {
+	if (load_ringbuf_size(program->settings.ringbuf_size, &ringbuf_size, &error) < 0) {
 		fprintf(stderr, "sonde: %s\n", error);
 		free(error);
 		return -1;

@@ -16,10 +16,11 @@
 #define LOAD_RINGBUF_SIZE_DEFAULT (1u << 20)
 
 /* Reads SONDE_RINGBUF_SIZE (bytes; k/m suffixes allowed). Returns 0 and sets
- * *size (the default when unset), or -1 with *error set. The kernel needs a
+ * *size (when unset: configured, the config block's size, else the
+ * default), or -1 with *error set. The kernel needs a
  * power of two that is a multiple of the page size; other values are
  * rejected rather than silently rounded. */
-int load_ringbuf_size(uint32_t *size, char **error);
+int load_ringbuf_size(uint32_t configured, uint32_t *size, char **error);
 
 /* Creates every map and loads every probe program, filling map->fd and
  * probe->prog_fd. Reports failures itself (on stderr, verifier rejections

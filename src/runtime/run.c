@@ -668,7 +668,10 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		event_loop_drain(state.events);
 	}
 	event_loop_check_lost(state.events, true);
-	if (!options->no_exit_maps && !state.sink.error)
+	/* SONDE_PRINT_MAPS_ON_EXIT, else the config block's print_maps_on_exit */
+	int print_maps = options->print_maps_on_exit ? options->print_maps_on_exit
+			 : program->settings.print_maps_on_exit;
+	if (!options->no_exit_maps && print_maps >= 0 && !state.sink.error)
 		run_print_maps(&state, true);
 	if (run_close_output(&state) < 0)
 		exit_code = 1;

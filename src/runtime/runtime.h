@@ -44,6 +44,9 @@ struct runtime_options {
 	int child_release_fd;   /* write end of the pipe the stopped child waits on; -1 if none */
 	pid_t target_pid;       /* -p: exit when this process exits; 0 if none */
 	bool no_exit_maps;      /* tools print what they mean to: no maps at exit */
+	int print_maps_on_exit; /* SONDE_PRINT_MAPS_ON_EXIT: 1 yes, -1 no; 0 = the program's
+				 * config block says, else yes */
+	uint32_t max_cat_bytes; /* SONDE_MAX_CAT_BYTES; 0 = the config block's, else 10240 */
 	bool status_on_stderr;  /* JSON status records (attached_probes, lost_events) on
 				 * stderr, not in the output: a tool's output is its own */
 	struct picture_request picture; /* kind PICTURE_NONE: none */
