@@ -1299,6 +1299,10 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		const char *last_note = NULL;
 		for (int i = before; i < probe->points.count; i++) {
 			struct probe_point *point = probe->points.items[i];
+			if (point->unavailable && !probe->unavailable) {
+				probe->unavailable_spec = spec_node;
+				probe->unavailable = point->unavailable;
+			}
 			point->from_wildcard = strpbrk(spec_node->name, "*?[") != NULL;
 			/* a stand-in provider (fentry for kprobe, ...) explains itself once */
 			if (point->note && (!last_note || strcmp(point->note, last_note) != 0)) {
@@ -1475,6 +1479,15 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	/* the body is checked; now what stops these blocks: a probe type the
+	 * kernel lacks (a dry run checks the whole program all the same) */
+	for (int i = 0; i < sema->probes.count; i++) {
+		const struct probe_info *probe = &sema->probes.items[i];
+		if (probe->unavailable) {
+			diag_error(sema->diag, probe->unavailable_spec->loc, "%s", probe->unavailable);
+			sema->error_count++;
+		}
+	}
 	/* after another error a map left without a type is most likely its
 	 * consequence (`@a = @b + 1` with @b unknown): say nothing more */
 	bool had_errors = sema->error_count > 0;

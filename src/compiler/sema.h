@@ -31,6 +31,10 @@ struct probe_info {
 	struct node *node;
 	probe_point_list points;
 	VEC(struct var_info) vars;
+	/* a spec whose probe type this kernel lacks (a point's `unavailable`):
+	 * reported after the body is checked; NULL if none */
+	const struct node *unavailable_spec;
+	const char *unavailable;
 };
 
 struct sema {

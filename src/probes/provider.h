@@ -111,6 +111,11 @@ struct probe_point {
 	 * (e.g. "kprobes are not available here; tracing vfs_read with
 	 * fentry instead"), printed by the compiler as `note: ...`; NULL if none. */
 	char *note;
+	/* Why this point cannot be attached on this kernel (its probe type is
+	 * missing, and no other stands in); NULL if it can. The point is still
+	 * made, with its arguments, so that the compiler checks the block's
+	 * body before it reports this. */
+	char *unavailable;
 	/* kprobe_multi: the functions one program is attached to through one
 	 * BPF_TRACE_KPROBE_MULTI link (`function` is then NULL); 0 otherwise. */
 	char **functions;
@@ -330,5 +335,18 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 			 char **error);
 int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
 			 char **error);
+
+/*
+ * For a probe type this kernel lacks (and nothing stands in for): *error
+ * says so. The points are made all the same with expand_points, each
+ * carrying that message as `unavailable`, so that the block's body is
+ * checked against its real arguments before the compiler reports it;
+ * returns 0 then, or -EOPNOTSUPP with *error kept when they cannot be
+ * made either (no such function).
+ */
+int probe_points_unavailable(int (*expand_points)(const struct probe_spec *, bool,
+						  probe_point_list *, char **),
+			     const struct probe_spec *spec, bool is_return, probe_point_list *out,
+			     char **error);
 
 #endif
