@@ -14,6 +14,8 @@
  * A run ends at the first of: an exit() record, SIGINT or SIGTERM, the end
  * of the -c child, the end of the -p target, or, for a program with nothing
  * but BEGIN and END, right after BEGIN.
+ * SIGUSR1 does not end it: every map is printed then, as bpftrace 0.17
+ * does, and the events go on.
  *
  * Everything attached is held by a file descriptor of this process (BPF
  * links and perf events), or at the end of the run of the sonde-release
