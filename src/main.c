@@ -73,6 +73,7 @@ struct cli {
 	bool dry_run;
 	bool dump;
 	int verbose;
+	int helper_checks;          /* -k, -kk */
 	/* set by tools (src/toolkit/) */
 	bool tool;                  /* a tool: lines joined, no maps printed at exit */
 	const struct predefined_macro *macros; /* option values, as preprocessor macros */
@@ -111,6 +112,7 @@ static const char usage_text[] =
 	"  -f FORMAT      output format: text (default) or json\n"
 	"  -o FILE        write the program's output to FILE\n"
 	"  -q             quiet: no \"Attached N probes\" line\n"
+	"  -k, -kk        report failed reads of memory and map updates, with their place\n"
 	"  --unsafe       allow unsafe builtins such as system()\n"
 	"  --dry-run      compile and load into the verifier, attach nothing\n"
 	"  --info         report what this kernel supports\n"
@@ -170,7 +172,7 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 
 	/* no '+': options after the program file are options too, as bpftrace
 	 * reads them; "--" ends them */
-	while ((option = getopt_long(argc, argv, "e:c:p:lvdf:o:qhV", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, "e:c:p:lvdf:o:qkhV", long_options, NULL)) != -1) {
 		switch (option) {
 		case 'e':
 			cli->program_text = optarg;
@@ -203,6 +205,9 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case 'q':
 			cli->quiet = true;
+			break;
+		case 'k':
+			cli->helper_checks++;
 			break;
 		case OPT_UNSAFE:
 			cli->unsafe = true;
@@ -1049,6 +1054,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;
 	compile_options.stack_mode = stack_mode;
+	compile_options.helper_checks = cli.helper_checks;
 	compile_options.stack_storage_size = stack_storage_size;
 	compile_options.map_sizes = cli.map_sizes;
 	compile_options.map_size_count = cli.map_size_count;

@@ -82,6 +82,13 @@ struct seen_process {
 #define LOST_SLOT_STACKS 3
 #define LOST_SLOT_ZERO_DIVISOR 4
 
+/* A helper call -k watches (a read of memory, a map update): where it is
+ * in the program and which helper; its failures are counted per site. */
+struct helper_site {
+	struct src_loc loc;
+	int helper;             /* BPF_FUNC_* */
+};
+
 /* Written by the runtime into the config map before any probe is attached. */
 struct program_config {
 	uint64_t start_ns; /* bpf_ktime_get_ns() at start, for `elapsed` */
@@ -222,6 +229,10 @@ struct program {
 	VEC(struct probe_point *) points; /* every expanded probe point; freed with the program */
 	VEC(struct src_loc) zero_divisors; /* divisions whose divisor is known only at run time:
 					    * each counts its divisions by zero (MAP_ROLE_LOST) */
+	VEC(struct helper_site) helper_sites; /* -k: helper calls whose failures are counted,
+					       * two MAP_ROLE_LOST slots each from
+					       * helper_slot_base (count, last error) */
+	int helper_slot_base;
 	int ringbuf_map_id;         /* -1 when the program sends no events */
 	int lost_map_id;
 	int config_map_id;

@@ -43,6 +43,63 @@ int gen_stack_alloc(struct codegen *gen, int size)
 /* ---- helper calls ---- */
 
 /* Sets up r1-r5, calls, and returns r0 copied into a fresh virtual register. */
+/* -k watches reads of memory and map updates: the calls whose failure
+ * leaves a value zeroed or a map without an entry, and nothing else says so. */
+static bool gen_helper_checked(int helper)
+{
+	switch (helper) {
+	case BPF_FUNC_probe_read:
+	case BPF_FUNC_probe_read_str:
+	case BPF_FUNC_probe_read_user:
+	case BPF_FUNC_probe_read_user_str:
+	case BPF_FUNC_probe_read_kernel:
+	case BPF_FUNC_probe_read_kernel_str:
+	case BPF_FUNC_map_update_elem:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void gen_count_lost(struct codegen *gen, int slot);
+int gen_map_lookup(struct codegen *gen, int map_id, int key_offset);
+
+/* The site of this helper call at the current source location (one per
+ * location and helper, however many probe points share the code). */
+static int gen_helper_site(struct codegen *gen, int helper)
+{
+	struct program *program = gen->program;
+	struct src_loc loc = gen->fn.loc;
+
+	for (int i = 0; i < program->helper_sites.count; i++) {
+		const struct helper_site *site = &program->helper_sites.items[i];
+		if (site->helper == helper && site->loc.line == loc.line &&
+		    site->loc.column == loc.column)
+			return i;
+	}
+	struct helper_site site = { .loc = loc, .helper = helper };
+	vec_push(&program->helper_sites, site);
+	return program->helper_sites.count - 1;
+}
+
+/* A negative result (all the watched helpers fail so) counts at its site,
+ * and its error code is kept in the site's second slot for the report. */
+static void gen_count_helper_error(struct codegen *gen, int helper, int result)
+{
+	int site = gen_helper_site(gen, helper);
+	int slot = gen->program->helper_slot_base + 2 * site;
+	int done = ir_new_label(&gen->fn);
+
+	ir_jump_if_imm(&gen->fn, BPF_JSGE, result, 0, done);
+	gen_count_lost(gen, slot);
+	int key = gen_stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, slot + 1);
+	int pointer = gen_map_lookup(gen, gen->program->lost_map_id, key);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, done);
+	ir_store(&gen->fn, 8, pointer, 0, result);
+	ir_label(&gen->fn, done);
+}
+
 int gen_call_helper(struct codegen *gen, int helper, const struct helper_arg *args, int count)
 {
 	for (int i = 0; i < count; i++) {
@@ -66,6 +123,8 @@ int gen_call_helper(struct codegen *gen, int helper, const struct helper_arg *ar
 	ir_call(&gen->fn, helper);
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, BPF_REG_0);
+	if (gen->sema->options->helper_checks && gen_helper_checked(helper))
+		gen_count_helper_error(gen, helper, result);
 	return result;
 }
 

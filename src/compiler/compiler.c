@@ -155,6 +155,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
 							(uint32_t)(LOST_SLOT_ZERO_DIVISOR +
 								   program->zero_divisors.count));
+		/* -k's sites come after the divisions; code generation finds them
+		 * and the map grows by two slots each below */
+		program->helper_slot_base = LOST_SLOT_ZERO_DIVISOR + program->zero_divisors.count;
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);
@@ -239,6 +242,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 			vec_push(&program->probes, out);
 		}
 	}
+	if (result == 0 && program->helper_sites.count)
+		program->maps.items[program->lost_map_id].max_entries +=
+			(uint32_t)(2 * program->helper_sites.count);
 	for (int i = 0; i < sema.probes.count; i++) {
 		struct probe_info *probe = &sema.probes.items[i];
 		for (int j = 0; j < probe->vars.count; j++)

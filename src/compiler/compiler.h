@@ -52,6 +52,7 @@ struct compile_options {
 	bool join_printf;       /* one record per line: adjacent printf calls joined (tools) */
 	bool drop_empty_probes; /* probes left with no code are not attached (tools) */
 	bool hist_sums;         /* hist/lhist buckets also sum their values (sonde serve) */
+	int helper_checks;      /* -k: count failed reads and map updates per call site */
 	const char *script_path; /* the program's file, whose directory #include "x.h"
 				  * searches first; NULL for -e, stdin and tools */
 };

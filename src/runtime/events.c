@@ -83,6 +83,7 @@ struct event_loop {
 	struct loss_report refused;  /* map updates refused (full maps) */
 	struct loss_report stacks;   /* stacks the stack map could not take */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
+	uint64_t *helper_errors;     /* by program.helper_sites site (-k): counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
 	bool batch_limited;          /* inside event_loop_poll: honour the budget */
@@ -492,6 +493,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 		loop->lost_values = xcalloc((size_t)loop->cpu_count, sizeof(uint64_t));
 	}
 	loop->zero_divisions = xcalloc((size_t)program->zero_divisors.count + 1, sizeof(uint64_t));
+	loop->helper_errors = xcalloc((size_t)program->helper_sites.count + 1, sizeof(uint64_t));
 	return loop;
 }
 
@@ -504,6 +506,7 @@ void event_loop_free(struct event_loop *loop)
 	strbuf_free(&loop->text);
 	free(loop->lost_values);
 	free(loop->zero_divisions);
+	free(loop->helper_errors);
 	picture_free(&loop->picture);
 	free(loop);
 }
@@ -563,6 +566,17 @@ static void events_report_loss(struct event_loop *loop, struct loss_report *repo
 		fprintf(stderr, "Lost %llu %s in total\n", (unsigned long long)total, what);
 }
 
+/* The sum over CPUs of a slot of the .lost map; false if it cannot be read. */
+static bool events_slot_total(struct event_loop *loop, uint32_t key, uint64_t *total)
+{
+	*total = 0;
+	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return false;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+		*total += loop->lost_values[cpu];
+	return true;
+}
+
 /* Divisions by zero, counted per site by the programs: the first one at a
  * site is a located warning; at exit, a site that saw more says how many. */
 static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
@@ -573,13 +587,11 @@ static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
 	diag_init(&diag, &program->source, stderr);
 	for (int site = 0; site < program->zero_divisors.count; site++) {
 		uint32_t key = LOST_SLOT_ZERO_DIVISOR + (uint32_t)site;
-		uint64_t total = 0;
+		uint64_t total;
 		struct src_loc loc = program->zero_divisors.items[site];
 
-		if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		if (!events_slot_total(loop, key, &total))
 			continue;
-		for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-			total += loop->lost_values[cpu];
 		if (total > 0 && loop->zero_divisions[site] == 0) {
 			fflush(loop->output.file);
 			diag_warning(&diag, loc, "division or remainder by zero: 1 is used as the result "
@@ -590,6 +602,87 @@ static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
 			fprintf(stderr, "%s:%d:%d: note: %llu divisions or remainders by zero here\n",
 				program->source.filename ? program->source.filename : "stdin", loc.line,
 				loc.column, (unsigned long long)total);
+	}
+}
+
+static const char *events_helper_name(int helper)
+{
+	switch (helper) {
+	case BPF_FUNC_probe_read: return "probe_read";
+	case BPF_FUNC_probe_read_str: return "probe_read_str";
+	case BPF_FUNC_probe_read_user: return "probe_read_user";
+	case BPF_FUNC_probe_read_user_str: return "probe_read_user_str";
+	case BPF_FUNC_probe_read_kernel: return "probe_read_kernel";
+	case BPF_FUNC_probe_read_kernel_str: return "probe_read_kernel_str";
+	case BPF_FUNC_map_update_elem: return "map_update_elem";
+	default: return "helper";
+	}
+}
+
+/* The error code a site kept (its second slot): the one of any CPU. */
+static int64_t events_site_error(struct event_loop *loop, uint32_t key)
+{
+	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return 0;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++) {
+		if (loop->lost_values[cpu])
+			return (int64_t)loop->lost_values[cpu];
+	}
+	return 0;
+}
+
+/*
+ * -k: helper calls that failed (a read of memory that faulted, an update a
+ * full map refused), counted per call site by the programs. The first
+ * failure at a site is reported with its place, as current bpftrace's -k
+ * does: a located warning, or in JSON a helper_error record in the output;
+ * at exit a site that failed more says how often.
+ */
+static void events_check_helper_errors(struct event_loop *loop, bool at_exit)
+{
+	const struct program *program = loop->program;
+	const char *filename = program->source.filename ? program->source.filename : "stdin";
+	struct diag diag;
+
+	diag_init(&diag, &program->source, stderr);
+	for (int site = 0; site < program->helper_sites.count; site++) {
+		const struct helper_site *where = &program->helper_sites.items[site];
+		uint32_t key = (uint32_t)(program->helper_slot_base + 2 * site);
+		uint64_t total;
+
+		if (!events_slot_total(loop, key, &total))
+			continue;
+		if (total > 0 && loop->helper_errors[site] == 0) {
+			int64_t code = events_site_error(loop, key + 1);
+			const char *name = events_helper_name(where->helper);
+			const char *message = where->helper == BPF_FUNC_map_update_elem && code == -E2BIG
+					      ? "the map is full" : strerror((int)-code);
+			FILE *status = runtime_status_stream(loop->options, &loop->output);
+
+			fflush(loop->output.file);
+			if (loop->output.json) {
+				struct strbuf json;
+				strbuf_init(&json);
+				strbuf_puts(&json, "{\"type\": \"helper_error\", \"msg\": ");
+				format_json_string(&json, message, strlen(message));
+				strbuf_printf(&json, ", \"helper\": \"%s\", \"retcode\": %lld, "
+					      "\"filename\": ", name, (long long)code);
+				format_json_string(&json, filename, strlen(filename));
+				strbuf_printf(&json, ", \"line\": %d, \"col\": %d}\n", where->loc.line,
+					      where->loc.column);
+				fwrite(json.data, 1, json.length, status);
+				fflush(status);
+				strbuf_free(&json);
+			} else {
+				diag_warning(&diag, where->loc, "failed to %s: %s (%lld) (reported once; "
+					     "counted until exit)", name, message, (long long)code);
+			}
+		}
+		loop->helper_errors[site] = total;
+		if (at_exit && total > 1)
+			fprintf(stderr, "%s:%d:%d: note: %s failed %llu times here\n", filename,
+				where->loc.line, where->loc.column, events_helper_name(where->helper),
+				(unsigned long long)total);
 	}
 }
 
@@ -605,6 +698,7 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 		return;
 	loop->lost_checked_ns = now;
 	events_check_zero_divisions(loop, at_exit);
+	events_check_helper_errors(loop, at_exit);
 	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
 		return;
 	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
