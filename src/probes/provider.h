@@ -344,6 +344,9 @@ int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_po
  * returns 0 then, or -EOPNOTSUPP with *error kept when they cannot be
  * made either (no such function).
  */
+/* The first point that cannot be attached on this kernel, or NULL: for the
+ * callers that expand to learn what is available (tools choosing sources). */
+const struct probe_point *probe_points_first_unavailable(const probe_point_list *points);
 int probe_points_unavailable(int (*expand_points)(const struct probe_spec *, bool,
 						  probe_point_list *, char **),
 			     const struct probe_spec *spec, bool is_return, probe_point_list *out,

@@ -124,6 +124,15 @@ void probe_point_free(struct probe_point *point)
 	free(point);
 }
 
+const struct probe_point *probe_points_first_unavailable(const probe_point_list *points)
+{
+	for (int i = 0; i < points->count; i++) {
+		if (points->items[i]->unavailable)
+			return points->items[i];
+	}
+	return NULL;
+}
+
 int probe_points_unavailable(int (*expand_points)(const struct probe_spec *, bool,
 						  probe_point_list *, char **),
 			     const struct probe_spec *spec, bool is_return, probe_point_list *out,

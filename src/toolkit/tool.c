@@ -735,8 +735,11 @@ static bool probe_available(const char *probe, char **why)
 	if (!provider) {
 		*why = xasprintf("'%s' names no probe type sonde knows", probe);
 	} else if (provider->expand(spec, &points, why) == 0) {
-		available = points.count > 0;
-		if (!available)
+		const struct probe_point *missing = probe_points_first_unavailable(&points);
+		available = points.count > 0 && !missing;
+		if (missing)
+			*why = xstrdup(missing->unavailable);
+		else if (!available)
 			*why = xasprintf("%s matches nothing on this kernel", probe);
 	}
 	for (int i = 0; i < points.count; i++)
