@@ -2,14 +2,16 @@
  * The run: one compiled program from load to last line of output.
  *
  *   load maps and programs -> write the config map -> run BEGIN -> attach
- *   -> release the -c child -> consume events until something ends the run
+ *   -> the banner -> BEGIN's output -> release the -c child
+ *   -> consume events until something ends the run
  *   -> stop the probes -> hand the links to a releasing process -> run END
  *   -> print every map -> exit code
  *
  * BEGIN and END are not attached anywhere: they are raw-tracepoint programs
  * that the runtime runs itself with BPF_PROG_TEST_RUN, so BEGIN finishes
- * (and its output is printed) before any other probe can fire, and END runs
- * after every probe is stopped. Both see the same maps as the rest.
+ * (and its records are in the ring, ahead of any other probe's) before any
+ * other probe can fire, and END runs after every probe is stopped. Both see
+ * the same maps as the rest.
  *
  * A run ends at the first of: an exit() record, SIGINT or SIGTERM, the end
  * of the -c child, the end of the -p target, or, for a program with nothing
