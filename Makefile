@@ -5,7 +5,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen
 # libssl/libcrypto: sonde serve's TLS; libcrypt: its basic auth's bcrypt
-LDLIBS  := -lbpf -lelf -lz -liberty -lssl -lcrypto -lcrypt
+LDLIBS  := -lbpf -lelf -lz -liberty -lcrypt
 PREFIX  ?= /usr/local
 
 SRCS     := $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c))
