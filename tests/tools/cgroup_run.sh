@@ -31,9 +31,10 @@ sleep "${CGROUP_RUN_SETTLE:-0.5}"
 kill -INT $tracer 2>/dev/null
 wait $tracer
 status=$?
-# a background process of INSIDE may still run: the directory is removed once empty
+# a background process of INSIDE may still run: the directory is removed once
+# empty (cgroup files report size 0: read, not test -s)
 tries=0
-while [ -s "$dir/cgroup.procs" ] && [ $tries -lt 100 ]; do
+while [ -n "$(cat "$dir/cgroup.procs")" ] && [ $tries -lt 100 ]; do
 	tries=$((tries + 1))
 	sleep 0.1
 done
