@@ -722,12 +722,14 @@ static bool is_known(const struct node *node, bool value);
 
 static struct value gen_logical(struct codegen *gen, struct node *node)
 {
-	/* `1 && x` and `0 || x` (sema folded the rest): only x's truth is left */
-	if (is_known(node->lhs, node->op == OP_LAND)) {
-		int right = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
+	/* `1 && x`, `0 || x`, `x && 1` and `x || 0` (sema folded the rest):
+	 * only x's truth is left (a tool's option that is off, beside a filter) */
+	bool lhs_neutral = is_known(node->lhs, node->op == OP_LAND);
+	if (lhs_neutral || is_known(node->rhs, node->op == OP_LAND)) {
+		int x = gen_value_to_reg(gen, gen_expr(gen, lhs_neutral ? node->rhs : node->lhs));
 		int truth = gen_const_reg(gen, 1);
 		int done = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, done);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, x, 0, done);
 		ir_mov_imm(&gen->fn, truth, 0);
 		ir_label(&gen->fn, done);
 		return value_reg(truth, node->type);

@@ -309,24 +309,35 @@ static void events_warn_bad_record(struct event_loop *loop, const char *why)
 	loop->warned_bad_record = true;
 }
 
-/* printf_matching(): whether the text between the two MESSAGE_MARK bytes
- * holds needle; the marks are taken out of the line. A mark produced by an
- * argument (a string holding 0x1f) ends the part early, which only makes a
+/* printf_matching(), row_matching(): whether each part of the line between
+ * a pair of MESSAGE_MARK bytes holds its needle (the needles are joined by
+ * MESSAGE_MARK too); the marks are taken out of the line. A mark produced by
+ * an argument (a string holding 0x1f) ends a part early, which only makes a
  * line less likely to be kept. */
-static bool events_keep_match(struct strbuf *text, const char *needle)
+static bool events_keep_match(struct strbuf *text, const char *needles)
 {
-	char *start = text->data ? memchr(text->data, MESSAGE_MARK, text->length) : NULL;
-	char *end = start ? memchr(start + 1, MESSAGE_MARK, text->length - (size_t)(start + 1 - text->data))
-			  : NULL;
-	if (!end)
-		return false;
-	size_t length = (size_t)(end - start - 1);
-	bool found = memmem(start + 1, length, needle, strlen(needle)) != NULL;
-	/* the marks out: the part moves left one byte, the rest two */
-	memmove(start, start + 1, length);
-	memmove(end - 1, end + 1, text->length - (size_t)(end + 1 - text->data) + 1);
-	text->length -= 2;
-	return found;
+	static const char mark[] = { MESSAGE_MARK, 0 };
+	bool keep = true;
+	size_t from = 0;
+	for (const char *needle = needles;; needle++) {
+		size_t needle_length = strcspn(needle, mark);
+		char *start = text->data && from < text->length
+				      ? memchr(text->data + from, MESSAGE_MARK, text->length - from) : NULL;
+		char *end = start ? memchr(start + 1, MESSAGE_MARK,
+					   text->length - (size_t)(start + 1 - text->data)) : NULL;
+		if (!end)
+			return false;
+		size_t length = (size_t)(end - start - 1);
+		keep = keep && memmem(start + 1, length, needle, needle_length) != NULL;
+		/* the marks out: the part moves left one byte, the rest two */
+		memmove(start, start + 1, length);
+		memmove(end - 1, end + 1, text->length - (size_t)(end + 1 - text->data) + 1);
+		text->length -= 2;
+		from = (size_t)(end - 1 - text->data);
+		needle += needle_length;
+		if (!*needle)
+			return keep;
+	}
 }
 
 static int events_handle(void *context, void *data, size_t size)
@@ -419,11 +430,19 @@ static int events_handle(void *context, void *data, size_t size)
 		break;
 	case EVENT_ROW:
 		strbuf_reset(&loop->text);
+		if (event->match) {
+			/* row_matching(): the text line decides, in JSON too */
+			format_event(&loop->text, event, record);
+			if (!events_keep_match(&loop->text, event->match))
+				break;
+			if (loop->output.json)
+				strbuf_reset(&loop->text);
+		}
 		if (loop->output.json) {
 			strbuf_putc(&loop->text, '{');
 			format_json_fields(&loop->text, event, record);
 			strbuf_puts(&loop->text, "}\n");
-		} else {
+		} else if (!event->match) {
 			format_event(&loop->text, event, record);
 		}
 		if (loop->text.length)
