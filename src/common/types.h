@@ -134,6 +134,9 @@ bool type_is_aggregation(const struct type *type);
 bool type_is_bucketed(const struct type *type);  /* hist, lhist: keys carry a bucket */
 bool type_is_integer_like(const struct type *type); /* int or pointer */
 bool type_equal(const struct type *a, const struct type *b);
+/* How many bytes `p + 1` moves a pointer of this type (TYPE_POINTER): its
+ * target's size, 1 for void and targets of unknown size. */
+int type_pointer_step(const struct type *pointer);
 /* Size inside maps/records: ints widen to 8, others keep their size. */
 int type_storage_size(const struct type *type);
 /* Human-readable, for error messages: "int64", "uint32", "string[64]", "(int64, string[16])". */

@@ -670,7 +670,7 @@ static int update_map_int(struct codegen *gen, struct node *map_node, enum op op
 
 static struct value gen_incdec(struct codegen *gen, struct node *node)
 {
-	int one = gen_const_reg(gen, 1);
+	int one = gen_const_reg(gen, node->type->kind == TYPE_POINTER ? type_pointer_step(node->type) : 1);
 	enum op op = node->op == OP_INC ? OP_ADD : OP_SUB;
 	if (node->lhs->kind == NODE_MAP) {
 		int old = -1;
@@ -844,6 +844,13 @@ static void gen_assign(struct codegen *gen, struct node *node)
 		if (node->op != OP_ASSIGN) {
 			int current = gen_load_int(gen, base, offset, 8, false);
 			int delta = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
+			if (var->type->kind == TYPE_POINTER && (node->op == OP_ADD || node->op == OP_SUB) &&
+			    type_pointer_step(var->type) > 1) { /* $p += n: n whole elements */
+				int count = delta;
+				delta = ir_new_vreg(&gen->fn);
+				ir_mov(&gen->fn, delta, count);
+				ir_alu_imm(&gen->fn, BPF_MUL, delta, type_pointer_step(var->type));
+			}
 			gen_arithmetic(gen, node->op, current, delta, var->type, node);
 			ir_store(&gen->fn, 8, base, (int16_t)offset, current);
 			return;

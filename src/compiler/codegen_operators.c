@@ -172,12 +172,53 @@ void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
 		ir_label(&gen->fn, done);
 }
 
+/* The address an operand of pointer arithmetic stands for: a pointer's
+ * value, or where an array field sits in memory. */
+static int address_of(struct codegen *gen, struct value value)
+{
+	if (value.kind == VALUE_ADDRESS)
+		return value.reg;
+	return gen_value_to_reg(gen, value);
+}
+
+/* p + n, n + p, p - n and p - q, as sema typed them (sema_operators.c). */
+static struct value gen_pointer_arithmetic(struct codegen *gen, struct node *node,
+					   struct value left, struct value right)
+{
+	bool left_is_address = node->lhs->type->kind != TYPE_INT;
+	bool right_is_address = node->rhs->type->kind != TYPE_INT;
+	int a = left_is_address ? address_of(gen, left) : gen_value_to_reg(gen, left);
+	int b = right_is_address ? address_of(gen, right) : gen_value_to_reg(gen, right);
+	int result = ir_new_vreg(&gen->fn);
+	if (left_is_address && right_is_address) {
+		int step = type_pointer_step(node->lhs->type->kind == TYPE_POINTER ? node->lhs->type
+						     : type_pointer(node->lhs->type->pointee, false));
+		ir_mov(&gen->fn, result, a);
+		ir_alu(&gen->fn, BPF_SUB, result, b);
+		if (step > 1)
+			gen_signed_divide(gen, result, gen_const_reg(gen, step), false);
+		return value_reg(result, node->type);
+	}
+	int count = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, count, left_is_address ? b : a);
+	int step = type_pointer_step(node->type);
+	if (step > 1)
+		ir_alu_imm(&gen->fn, BPF_MUL, count, step);
+	ir_mov(&gen->fn, result, left_is_address ? a : b);
+	ir_alu(&gen->fn, node->op == OP_SUB ? BPF_SUB : BPF_ADD, result, count);
+	return value_reg(result, node->type);
+}
+
 struct value gen_binary(struct codegen *gen, struct node *node)
 {
 	if (node->op == OP_LAND || node->op == OP_LOR)
 		return gen_logical(gen, node);
 	struct value left = gen_expr(gen, node->lhs);
 	struct value right = gen_expr(gen, node->rhs);
+	if ((node->op == OP_ADD || node->op == OP_SUB) &&
+	    (node->type->kind == TYPE_POINTER || node->lhs->type->kind == TYPE_POINTER ||
+	     node->lhs->type->kind == TYPE_ARRAY))
+		return gen_pointer_arithmetic(gen, node, left, right);
 	if (node->lhs->type->kind == TYPE_ARRAY) {
 		int a = gen_value_to_stack(gen, left, NULL), b = gen_value_to_stack(gen, right, NULL);
 		int equal = gen_memory_equal(gen, a, b, node->lhs->type->size);

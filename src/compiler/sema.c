@@ -438,6 +438,9 @@ static void check_cast(struct sema *sema, struct node *node)
 		node->type = type_none();
 		return;
 	}
+	/* in a uprobe, a number made a pointer is an address in the process */
+	if (target->kind == TYPE_POINTER && sema->point && sema->point->provider->user_space)
+		target = type_pointer(target->pointee, true);
 	node->type = target;
 }
 
@@ -732,7 +735,9 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs))
 			sema_error(sema, node->loc, "'%s' needs an integer, not %s", op_spelling(node->op),
 				 type_name(node->lhs->type));
-		node->type = type_int(8, true);
+		/* a pointer steps by whole elements (codegen) and stays a pointer */
+		node->type = node->lhs->type && node->lhs->type->kind == TYPE_POINTER ? node->lhs->type
+										: type_int(8, true);
 		break;
 	case NODE_TERNARY:
 		sema_check_expr(sema, node->cond);
@@ -1345,7 +1350,7 @@ struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
 			continue;
 		if (arg->type && arg->type->kind != TYPE_NONE) {
 			/* strftime(): a timestamp formatted in user space */
-			bool is_strftime = arg->kind == NODE_CALL && arg->type->strftime_format;
+			bool is_strftime = arg->type->strftime_format != NULL;
 			char *mismatch = is_strftime ? NULL : format_check_arg(&pieces.items[i], arg->type);
 			if (mismatch) {
 				sema_error(sema, arg->loc, "%s", mismatch);

@@ -123,6 +123,82 @@ void sema_check_operand_range(struct sema *sema, struct node *node, enum op op, 
 	}
 }
 
+/* Whether the object a field or element chain reads lives in the traced
+ * process (it was reached through a user pointer). */
+static bool memory_is_user(const struct node *node)
+{
+	while (node->kind == NODE_FIELD || node->kind == NODE_INDEX) {
+		const struct type *base = node->lhs->type;
+		if (base && base->kind == TYPE_POINTER)
+			return base->is_user_pointer;
+		node = node->lhs;
+	}
+	if (node->kind == NODE_UNARY && node->op == OP_DEREF && node->lhs->type)
+		return node->lhs->type->is_user_pointer;
+	return false;
+}
+
+/* The pointer an operand of + or - stands for: a pointer itself, or an
+ * array field read through memory, which decays to the address of its first
+ * element as in C. An array held in a variable or a tuple is a copy on the
+ * BPF stack and has no address worth keeping: NULL, as for integers. */
+static struct type *address_type(struct node *operand, bool may_retype)
+{
+	/* curtask + n is typed as the pointer curtask is (as `*curtask` does);
+	 * x - curtask stays integer arithmetic */
+	if (may_retype && operand->kind == NODE_BUILTIN && operand->variable &&
+	    operand->variable->points_to && operand->variable->points_to())
+		operand->type = operand->variable->points_to();
+	struct type *type = operand->type;
+	if (type->kind == TYPE_POINTER) {
+		if (type->pointee && type->pointee->kind == TYPE_RECORD && type->pointee->is_incomplete)
+			btf_complete_record(type->pointee);
+		return type;
+	}
+	bool reads_memory = operand->kind == NODE_FIELD &&
+			    !(operand->lhs->kind == NODE_BUILTIN && operand->lhs->variable &&
+			      operand->lhs->variable->generate_field);
+	if (type->kind == TYPE_ARRAY && type->pointee && reads_memory)
+		return type_pointer(type->pointee, memory_is_user(operand));
+	return NULL;
+}
+
+/* p + n, n + p and p - n move an address by n whole elements and keep p's
+ * type; p - q counts the elements between two addresses of one type.
+ * Returns false when neither operand is an address. */
+static bool check_pointer_arithmetic(struct sema *sema, struct node *node)
+{
+	if (node->op != OP_ADD && node->op != OP_SUB)
+		return false;
+	struct type *left = address_type(node->lhs, true);
+	struct type *right = address_type(node->rhs, node->op == OP_ADD);
+	if (!left && !right)
+		return false;
+	node->type = type_none();
+	if (left && right) {
+		if (node->op == OP_ADD)
+			sema_error(sema, node->loc, "cannot add two pointers (%s and %s)", type_name(left),
+				   type_name(right));
+		else if (type_pointer_step(left) != type_pointer_step(right) ||
+			 !type_equal(left->pointee, right->pointee))
+			sema_error(sema, node->loc, "cannot subtract %s from %s: they point to different "
+				   "types", type_name(right), type_name(left));
+		else
+			node->type = type_int(8, true);
+		return true;
+	}
+	struct node *count = left ? node->rhs : node->lhs;
+	if (count->type->kind != TYPE_INT)
+		sema_error(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
+			   type_name(node->lhs->type), type_name(node->rhs->type));
+	else if (right && node->op == OP_SUB)
+		sema_error(sema, node->loc, "cannot subtract a pointer (%s) from an integer",
+			   type_name(right));
+	else
+		node->type = left ? left : right;
+	return true;
+}
+
 void sema_check_binary(struct sema *sema, struct node *node)
 {
 	sema_check_expr(sema, node->lhs);
@@ -150,6 +226,8 @@ void sema_check_binary(struct sema *sema, struct node *node)
 		}
 		return;
 	}
+	if (check_pointer_arithmetic(sema, node))
+		return;
 	if (left->kind == TYPE_ARRAY || right->kind == TYPE_ARRAY) {
 		/* element by element, as bpftrace compares arrays of integers */
 		if (node->op != OP_EQ && node->op != OP_NE)

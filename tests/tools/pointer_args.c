@@ -24,9 +24,11 @@ __attribute__((noinline)) uint64_t pointer_args(const uint64_t *wide, const uint
 
 int main(int argc, char **argv)
 {
-	static const uint64_t wide[] = { 11, 22, 33, 44 };
-	static const uint32_t narrow[] = { 101, 202, 303, 404 };
-	static const struct timespec times[] = { { 1, 111 }, { 2, 222 }, { 3, 333 } };
+	/* on the stack, so the pages are present when the uprobe reads them
+	 * (a BPF program cannot fault pages in) */
+	uint64_t wide[] = { 11, 22, 33, 44 };
+	uint32_t narrow[] = { 101, 202, 303, 404 };
+	struct timespec times[] = { { 1, 111 }, { 2, 222 }, { 3, 333 } };
 	int calls = argc > 1 ? atoi(argv[1]) : 1;
 	uint64_t total = 0;
 
