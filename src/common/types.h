@@ -81,6 +81,11 @@ struct type {
 
 	/* TYPE_TUPLE, TYPE_RECORD */
 	int field_count;
+	/* TYPE_TUPLE: the size bpftrace gives it (each field at its own size,
+	 * naturally aligned), which sizeof() answers; sonde stores every
+	 * integer field in 8 bytes (`size`). 0: not known, use `size`. */
+	int declared_size;
+	int declared_align;
 	struct type_field *fields;
 	char *record_name;   /* TYPE_RECORD: e.g. "struct _tracepoint_syscalls_sys_enter_openat" */
 

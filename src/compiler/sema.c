@@ -116,6 +116,8 @@ static struct type *merge_types(struct type *a, struct type *b)
 	if (a->kind == TYPE_STRING)
 		return a->size >= b->size ? a : b;
 	if (a->kind == TYPE_TUPLE) {
+		if (type_equal(a, b))
+			return a; /* keeps its declared (bpftrace) size */
 		if (a->field_count != b->field_count)
 			return NULL;
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
@@ -586,11 +588,32 @@ static void check_tuple_index(struct sema *sema, struct node *node)
 	node->type = base->fields[node->int_value].type;
 }
 
+/* Size and alignment of a value laid out as bpftrace lays out tuples. */
+static int declared_layout(const struct type *type, int *align)
+{
+	switch (type->kind) {
+	case TYPE_INT:
+	case TYPE_POINTER:
+		*align = type->size;
+		return type->size;
+	case TYPE_STRING:
+	case TYPE_BUFFER:
+		*align = 1;
+		return type->size;
+	case TYPE_TUPLE:
+		*align = type->declared_size ? type->declared_align : 8;
+		return type->declared_size ? type->declared_size : type->size;
+	default:
+		*align = 8;
+		return type->size;
+	}
+}
+
 static void check_tuple(struct sema *sema, struct node *node)
 {
 	int count = ast_list_length(node->args);
 	struct type **elements = xcalloc(count, sizeof(*elements));
-	int i = 0;
+	int i = 0, declared = 0, declared_align = 1;
 	bool ok = true;
 	for (struct node *element = node->args; element; element = element->next) {
 		sema_check_expr(sema, element);
@@ -603,8 +626,18 @@ static void check_tuple(struct sema *sema, struct node *node)
 			ok = false;
 		}
 		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
+		if (ok) {
+			int align, size = declared_layout(type, &align);
+			declared = (declared + align - 1) / align * align + size;
+			if (align > declared_align)
+				declared_align = align;
+		}
 	}
 	node->type = ok ? type_tuple(elements, count) : type_none();
+	if (ok) {
+		node->type->declared_align = declared_align;
+		node->type->declared_size = (declared + declared_align - 1) / declared_align * declared_align;
+	}
 	free(elements);
 }
 
@@ -785,7 +818,8 @@ void sema_check_expr(struct sema *sema, struct node *node)
 			node->const_value = parse_int_type_name(node->lhs->name)->size;
 		} else {
 			sema_check_expr(sema, node->lhs);
-			node->const_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
+			int align;
+			node->const_value = node->lhs->type ? (uint64_t)declared_layout(node->lhs->type, &align) : 0;
 		}
 		break;
 	}
