@@ -837,10 +837,14 @@ static void gen_assign(struct codegen *gen, struct node *node)
 	struct node *target = node->lhs;
 	if (target->kind == NODE_VAR) {
 		struct var_info *var = var_of(gen, target);
-		if (!node->rhs)
-			return;
 		int offset;
 		int base = var_address(gen, var, &offset);
+		if (!node->rhs) { /* let $x; starts at zero each time it runs */
+			int size = type_storage_size(var->type) > 0 ? type_storage_size(var->type) : 8;
+			for (int at = 0; at < size; at += 8)
+				ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + at), 0);
+			return;
+		}
 		if (node->op != OP_ASSIGN) {
 			int current = gen_load_int(gen, base, offset, 8, false);
 			int delta = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
@@ -998,6 +1002,12 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	gen->outer_vars_reg = saved_reg;
 	gen->outer_vars_base = saved_base;
 	gen_for_each_element(gen, map->id, subprogram, vars);
+	if (gen->probe->return_flag_var >= 0) { /* a return in the body ends the probe */
+		int offset;
+		int base = var_address(gen, &gen->probe->vars.items[gen->probe->return_flag_var], &offset);
+		int returned = gen_load_int(gen, base, offset, 8, false);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, returned, 0, gen->exit_label);
+	}
 }
 
 /*
@@ -1115,6 +1125,14 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		ir_jump(&gen->fn, gen->loops.items[gen->loops.count - 1].continue_label);
 		break;
 	case NODE_RETURN:
+		if (gen->in_callback && gen->probe->return_flag_var >= 0) {
+			/* inside for ($kv : @m): stop the iteration and tell the
+			 * caller to end the probe (gen_for_map) */
+			int offset;
+			int base = var_address(gen, &gen->probe->vars.items[gen->probe->return_flag_var],
+					       &offset);
+			ir_store_imm(&gen->fn, 8, base, (int16_t)offset, 1);
+		}
 		ir_jump(&gen->fn, gen->exit_label);
 		break;
 	case NODE_BLOCK:

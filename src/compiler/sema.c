@@ -31,6 +31,7 @@
 #define MAX_MAP_ENTRIES 4096 /* bpftrace's default too; SONDE_MAX_MAP_ENTRIES overrides */
 
 static void check_stmts(struct sema *sema, struct node *list);
+static void check_block(struct sema *sema, struct node *list);
 
 void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
 {
@@ -258,21 +259,64 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 
 /* ---- scratch variables ---- */
 
+/*
+ * Variables are scoped by blocks, as in current bpftrace: one first
+ * assigned (or declared with `let`) inside an if, a loop or a { } block is
+ * gone after it, and `let` makes a new variable that hides an outer one of
+ * the same name until its block ends. Every variable is its own slot
+ * (var_id); `visible` lists the ones in scope, innermost last.
+ */
 static struct var_info *var_find(struct sema *sema, const char *name)
+{
+	for (int i = sema->visible.count - 1; i >= 0; i--) {
+		struct var_info *info = &sema->probe->vars.items[sema->visible.items[i]];
+		if (strcmp(info->name, name) == 0)
+			return info;
+	}
+	return NULL;
+}
+
+/* Whether $name was in scope somewhere in this block (for the error). */
+static bool var_was_declared(struct sema *sema, const char *name)
 {
 	for (int i = 0; i < sema->probe->vars.count; i++)
 		if (strcmp(sema->probe->vars.items[i].name, name) == 0)
-			return &sema->probe->vars.items[i];
-	return NULL;
+			return true;
+	return false;
+}
+
+static struct var_info *var_declare(struct sema *sema, const char *name, struct type *type)
+{
+	struct var_info fresh = { .name = xstrdup(name), .type = type };
+	vec_push(&sema->probe->vars, fresh);
+	vec_push(&sema->visible, sema->probe->vars.count - 1);
+	return &sema->probe->vars.items[sema->probe->vars.count - 1];
+}
+
+/* `let $x; $x++` or `$x += n`: a declared variable without a value yet
+ * starts as the integer 0, as bpftrace's `let` does. */
+static void var_default_int(struct sema *sema, struct node *var)
+{
+	struct var_info *info = var_find(sema, var->name);
+	if (info && (!info->type || info->type->kind == TYPE_NONE))
+		info->type = type_int(8, true);
+}
+
+static int scope_open(struct sema *sema)
+{
+	return sema->visible.count;
+}
+
+static void scope_close(struct sema *sema, int mark)
+{
+	sema->visible.count = mark;
 }
 
 static void var_assign(struct sema *sema, struct node *var, struct type *type)
 {
 	struct var_info *info = var_find(sema, var->name);
 	if (!info) {
-		struct var_info fresh = { .name = xstrdup(var->name), .type = type };
-		vec_push(&sema->probe->vars, fresh);
-		info = &sema->probe->vars.items[sema->probe->vars.count - 1];
+		info = var_declare(sema, var->name, type);
 	} else if (type && type->kind != TYPE_NONE) {
 		struct type *merged = merge_types(info->type, type);
 		if (!merged) {
@@ -729,8 +773,21 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		break;
 	case NODE_VAR: {
 		struct var_info *info = var_find(sema, node->name);
+		if (!info && var_was_declared(sema, node->name)) {
+			sema_error(sema, node->loc, "$%s is not in scope here: it was assigned inside a "
+				   "block that has ended; declare it before the block (let $%s;)",
+				   node->name, node->name);
+			node->type = type_none();
+			break;
+		}
 		if (!info) {
 			sema_error(sema, node->loc, "$%s is used before it is assigned", node->name);
+			node->type = type_none();
+			break;
+		}
+		if (!info->type || info->type->kind == TYPE_NONE) {
+			sema_error(sema, node->loc, "$%s is declared but has no value yet (its type is "
+				   "set by its first assignment)", node->name);
 			node->type = type_none();
 			break;
 		}
@@ -763,6 +820,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 				node->lhs->type = map->value_type;
 			}
 		} else {
+			var_default_int(sema, node->lhs);
 			sema_check_expr(sema, node->lhs);
 		}
 		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs))
@@ -870,8 +928,10 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 	}
-	if (!node->rhs) { /* `let $x;` declares without a value */
-		var_assign(sema, target, declared ? declared : type_int(8, true));
+	if (!node->rhs) { /* `let $x;`: a new variable, typed by its first assignment */
+		struct var_info *info = var_declare(sema, target->name, declared ? declared : type_none());
+		target->var_id = (int)(info - sema->probe->vars.items);
+		target->type = info->type;
 		return;
 	}
 	if (declared) {
@@ -881,10 +941,14 @@ static void check_assign(struct sema *sema, struct node *node)
 				 node->name, type_name(node->rhs->type));
 			return;
 		}
-		var_assign(sema, target, declared);
+		struct var_info *info = var_declare(sema, target->name, declared);
+		target->var_id = (int)(info - sema->probe->vars.items);
+		target->type = info->type;
 		return;
 	}
 	sema_check_expr(sema, node->rhs);
+	if (node->is_declaration) /* let $x = value: its type is the value's */
+		var_declare(sema, target->name, type_none());
 	if (node->op != OP_ASSIGN)
 		sema_check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	struct type *value = node->rhs->type;
@@ -896,6 +960,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 		if (node->op != OP_ASSIGN) {
+			var_default_int(sema, target);
 			sema_check_expr(sema, target);
 			if (target->type && target->type->kind != TYPE_NONE && !sema_is_int(target))
 				sema_error(sema, node->loc, "'%s=' needs an integer, not %s", op_spelling(node->op),
@@ -962,8 +1027,8 @@ static void check_stmt(struct sema *sema, struct node *node)
 		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
 			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
-		check_stmts(sema, node->then);
-		check_stmts(sema, node->els);
+		check_block(sema, node->then);
+		check_block(sema, node->els);
 		break;
 	case NODE_WHILE:
 		sema_check_expr(sema, node->cond);
@@ -971,7 +1036,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
 		sema->loop_depth++;
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		sema->loop_depth--;
 		break;
 	case NODE_UNROLL:
@@ -982,20 +1047,24 @@ static void check_stmt(struct sema *sema, struct node *node)
 			sema_error(sema, node->lhs->loc, "unroll count must be between 1 and 100, not %lld",
 				 (long long)node->lhs->const_value);
 		}
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		break;
-	case NODE_FOR_RANGE:
+	case NODE_FOR_RANGE: {
 		sema_check_expr(sema, node->cond);
 		sema_check_expr(sema, node->rhs);
 		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
 			sema_error(sema, node->cond->loc, "range start must be an integer");
 		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !sema_is_int(node->rhs))
 			sema_error(sema, node->rhs->loc, "range end must be an integer");
+		int mark = scope_open(sema);
+		var_declare(sema, node->lhs->name, type_none()); /* the loop's own $i */
 		var_assign(sema, node->lhs, type_int(8, true));
 		sema->loop_depth++;
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		sema->loop_depth--;
+		scope_close(sema, mark);
 		break;
+	}
 	case NODE_FOR_MAP: {
 		struct node *map_node = node->rhs;
 		if (map_node->kind != NODE_MAP || map_node->args) {
@@ -1018,14 +1087,17 @@ static void check_stmt(struct sema *sema, struct node *node)
 			break;
 		}
 		struct type *pair[2] = { map->key_type, map->value_type };
+		int mark = scope_open(sema); /* each loop's $kv is its own */
+		var_declare(sema, node->lhs->name, type_none());
 		var_assign(sema, node->lhs, type_tuple(pair, 2));
 		if (node->lhs->var_id >= 0 && node->lhs->var_id < sema->probe->vars.count)
 			sema->probe->vars.items[node->lhs->var_id].loop_local = true;
 		sema->loop_depth++;
 		sema->map_loop_depth++;
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		sema->map_loop_depth--;
 		sema->loop_depth--;
+		scope_close(sema, mark);
 		break;
 	}
 	case NODE_BREAK:
@@ -1035,9 +1107,14 @@ static void check_stmt(struct sema *sema, struct node *node)
 				 node->kind == NODE_BREAK ? "break" : "continue");
 		break;
 	case NODE_RETURN:
+		if (sema->map_loop_depth > 0 && sema->probe->return_flag_var < 0) {
+			struct var_info flag = { .name = xstrdup("return"), .type = type_int(8, false) };
+			vec_push(&sema->probe->vars, flag); /* never in scope: no $name reaches it */
+			sema->probe->return_flag_var = sema->probe->vars.count - 1;
+		}
 		break;
 	case NODE_BLOCK:
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		break;
 	default:
 		sema_error(sema, node->loc, "unexpected %s in statement position", node_kind_name(node->kind));
@@ -1051,6 +1128,14 @@ static void check_stmts(struct sema *sema, struct node *list)
 		check_stmt(sema, list);
 }
 
+/* The statements of a block: what they declare ends with them. */
+static void check_block(struct sema *sema, struct node *list)
+{
+	int mark = scope_open(sema);
+	check_stmts(sema, list);
+	scope_close(sema, mark);
+}
+
 static void check_probe_body(struct sema *sema, struct probe_info *probe, struct probe_point *point)
 {
 	/* variables are re-learned on every pass: one known from an earlier
@@ -1058,6 +1143,8 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 	for (int i = 0; i < probe->vars.count; i++)
 		free(probe->vars.items[i].name);
 	probe->vars.count = 0;
+	probe->return_flag_var = -1;
+	sema->visible.count = 0;
 	sema->probe = probe;
 	sema->point = point;
 	sema->loop_depth = 0;
