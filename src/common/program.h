@@ -116,6 +116,9 @@ struct map_desc {
 				    * the map is full ("SONDE_MAX_MAP_ENTRIES", a tool's
 				    * "--stack-storage-size"); NULL for fixed sizes */
 	int fd;                    /* set by the runtime; -1 before */
+	bool zeroed;               /* runtime: zero() ran, no clear() since: a histogram
+				    * in an array still prints its name when empty, as
+				    * bpftrace's zeroed hash entry does */
 };
 
 /* Delimits the part of a printf_matching() format whose text is matched

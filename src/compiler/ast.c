@@ -221,7 +221,8 @@ static void ast_dump_payload(const struct node *node, FILE *out)
 		break;
 	case NODE_ASSIGN:
 		/* Compound assignments show as written: "+=", "<<=". */
-		fprintf(out, " %s%s", node->op == OP_ASSIGN ? "" : op_spelling(node->op), "=");
+		fprintf(out, "%s %s%s", node->is_declaration ? " let" : "",
+			node->op == OP_ASSIGN ? "" : op_spelling(node->op), "=");
 		if (node->name)
 			fprintf(out, " : %s", node->name);
 		break;

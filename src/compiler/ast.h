@@ -92,6 +92,7 @@ struct node {
 	enum op op;
 	bool is_prefix;           /* NODE_INCDEC */
 	bool is_arrow;            /* NODE_FIELD */
+	bool is_declaration;      /* NODE_ASSIGN written `let $x ...`: a new variable */
 	uint64_t int_value;
 	char *name;
 	char *string_value;

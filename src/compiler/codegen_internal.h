@@ -99,4 +99,17 @@ int gen_callback_end(struct codegen *gen, struct ir_function caller, int saved_h
 /* bpf_for_each_map_elem over map_id with the subprogram; returns the count. */
 int gen_for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context);
 
+/* ---- the language core, shared by codegen.c and codegen_operators.c ---- */
+/* Stores a value in a fresh stack slot of slot_type (NULL: its own type). */
+int gen_value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type);
+/* An integer condition sema folded to `value`. */
+bool gen_is_known(const struct node *node, bool value);
+struct value gen_binary(struct codegen *gen, struct node *node);
+struct value gen_unary(struct codegen *gen, struct node *node);
+/* left = left op right, signedness from result_type; `site` (the binary or
+ * compound-assignment node, NULL for ++/--) checks divisors and shift counts
+ * known only at run time. */
+void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
+		    const struct type *result_type, const struct node *site);
+
 #endif

@@ -263,6 +263,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	}
 	free(sema.skipped.items);
 	free(sema.map_uses.items);
+	free(sema.visible.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;

@@ -927,6 +927,7 @@ static struct node *parse_let(struct parser *p)
 	op = p->tok;
 	node = parse_new(p, NODE_ASSIGN, p->tok.kind == TOK_ASSIGN ? &op : &var);
 	node->op = OP_ASSIGN;
+	node->is_declaration = true;
 	node->name = type_name;
 	node->lhs = parse_new(p, NODE_VAR, &var);
 	node->lhs->name = parse_token_text(p, &var, 1);

@@ -31,4 +31,12 @@ void sema_event_add_arg(struct event_desc *event, struct type *type, enum arg_co
 struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
 					  struct node *format, enum event_kind kind);
 
+/* ---- the language core, shared by sema.c and sema_operators.c ---- */
+void sema_check_binary(struct sema *sema, struct node *node);
+void sema_check_unary(struct sema *sema, struct node *node);
+/* Constant divisors of zero and shift counts outside 0..63 are errors; a
+ * divisor known only at run time gets a check site (node->check_id). */
+void sema_check_operand_range(struct sema *sema, struct node *node, enum op op, struct node *rhs,
+			      struct src_loc loc);
+
 #endif

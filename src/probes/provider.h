@@ -148,6 +148,13 @@ struct provider {
 	 * warning instead of failing the program: libraries differ between
 	 * machines, and tools probe functions some builds do not have. */
 	bool skip_missing;
+	/* Traces a process: an integer cast to a pointer addresses its memory
+	 * (read with probe_read_user), as current bpftrace does for uprobes. */
+	bool user_space;
+	/* The kernel runs the programs on one site last attached first (uprobe
+	 * consumers are pushed at the head of a list), so several blocks on the
+	 * same function are attached in reverse to run in the script's order. */
+	bool runs_last_attached_first;
 	/* Writes the names of probes matching pattern (NULL: all) to out, one a
 	 * line; verbose adds args. 0, or -errno with *error set. */
 	int (*list)(const char *pattern, bool verbose, FILE *out, char **error);

@@ -414,11 +414,15 @@ static int events_handle(void *context, void *data, size_t size)
 		map = events_map(loop, event->map_id);
 		if (map && map->fd >= 0)
 			events_clear_map(loop, map);
+		if (map)
+			map->zeroed = false;
 		break;
 	case EVENT_ZERO_MAP:
 		map = events_map(loop, event->map_id);
 		if (map && map->fd >= 0)
 			events_zero_map(loop, map);
+		if (map)
+			map->zeroed = true;
 		break;
 	case EVENT_PRINT_VALUE:
 		if (event->arg_count > 0)

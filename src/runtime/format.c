@@ -243,6 +243,8 @@ static void format_as_json_string(struct strbuf *sb, const struct type *type, co
 	strbuf_free(&text);
 }
 
+static void format_timestamp(struct strbuf *sb, const char *format, uint64_t boot_ns);
+
 /* Value text; `natural` means integers have their own size (struct fields). */
 static void format_value_at(struct strbuf *sb, const struct type *type, const void *data,
 			    bool json, bool natural)
@@ -253,7 +255,17 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 	case TYPE_INT: {
 		uint64_t raw = natural ? format_read_sized(data, type->size, type->is_signed)
 				       : format_read_u64(data);
-		if (type->int_names) {
+		if (type->strftime_format) {
+			/* a strftime() value kept in a variable, map or tuple */
+			struct strbuf text;
+			strbuf_init(&text);
+			format_timestamp(&text, type->strftime_format, raw);
+			if (json)
+				format_json_string(sb, text.data ? text.data : "", text.length);
+			else
+				strbuf_append(sb, text.data ? text.data : "", text.length);
+			strbuf_free(&text);
+		} else if (type->int_names) {
 			char buf[INT_NAME_MAX];
 			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
 			if (json)
@@ -416,6 +428,15 @@ static void format_strftime_at(struct strbuf *sb, const char *format, const stru
 	strbuf_free(&expanded);
 }
 
+/* Boot-time nanoseconds as strftime(format) shows them. */
+static void format_timestamp(struct strbuf *sb, const char *format, uint64_t boot_ns)
+{
+	struct timespec wall;
+
+	format_boot_to_wall(boot_ns, &wall);
+	format_strftime_at(sb, format, &wall);
+}
+
 /* ---- printf-style events ---- */
 
 /* Formats are parsed once and kept for the life of the process. */
@@ -525,10 +546,7 @@ static void format_integer_conversion(struct strbuf *sb, const struct format_spe
 /* strftime(fmt, nsecs) as a printf argument: the formatted wall-clock time. */
 static void format_strftime_arg(struct strbuf *sb, const struct event_arg *arg, const char *data)
 {
-	struct timespec wall;
-
-	format_boot_to_wall(format_read_u64(data), &wall);
-	format_strftime_at(sb, arg->strftime_format ? arg->strftime_format : "", &wall);
+	format_timestamp(sb, arg->strftime_format ? arg->strftime_format : "", format_read_u64(data));
 }
 
 static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,

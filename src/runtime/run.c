@@ -182,6 +182,27 @@ static int run_special_probes(struct run_state *state, enum probe_role role)
 /* The warning names this many refused probes and counts the rest. */
 #define RUN_REFUSED_NAMED 8
 
+/* The order to attach probes in: the script's, except for probes whose
+ * kernel runs the programs on one site last attached first (uprobes): they
+ * come after the others, in reverse, so that several blocks on one function
+ * run in the script's order, as in bpftrace. */
+static int *run_attach_order(const struct program *program)
+{
+	int *order = xcalloc((size_t)program->probes.count + 1, sizeof(*order));
+	int count = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < program->probes.count; k++) {
+			int i = pass ? program->probes.count - 1 - k : k;
+			const struct probe_point *point = program->probes.items[i].point;
+			bool reversed = point && point->provider->runs_last_attached_first;
+
+			if (reversed == (pass == 1))
+				order[count++] = i;
+		}
+	return order;
+}
+
 /* Attaches every normal probe. A probe named in full must attach or the run
  * fails; one of many a wildcard matched may be refused (some tracepoints
  * are not allowed for BPF), and is then skipped with a single warning. */
@@ -191,9 +212,11 @@ static int run_attach(struct run_state *state)
 	char *first_error = NULL;
 	int refused = 0, wildcard_points = 0, attached = 0, result = 0;
 
+	int *order = run_attach_order(state->program);
+
 	strbuf_init(&refused_names);
-	for (int i = 0; i < state->program->probes.count; i++) {
-		struct probe_program *probe = &state->program->probes.items[i];
+	for (int n = 0; n < state->program->probes.count; n++) {
+		struct probe_program *probe = &state->program->probes.items[order[n]];
 		const struct provider *provider;
 		char *error = NULL;
 
@@ -241,6 +264,7 @@ static int run_attach(struct run_state *state)
 	}
 	strbuf_free(&refused_names);
 	free(first_error);
+	free(order);
 	return result;
 }
 
