@@ -255,7 +255,7 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 				       : format_read_u64(data);
 		if (type->int_names) {
 			char buf[INT_NAME_MAX];
-			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
+			const char *name = type->int_names->name(type->int_names, (int64_t)raw, buf, sizeof(buf));
 			if (json)
 				format_json_string(sb, name, strlen(name));
 			else
@@ -551,7 +551,7 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 		uint64_t value = format_read_u64(data);
 		char buf[INT_NAME_MAX];
 		if (spec.conversion == 's' && arg->type->int_names)
-			format_string_conversion(sb, &spec, arg->type->int_names->name((int64_t)value, buf,
+			format_string_conversion(sb, &spec, arg->type->int_names->name(arg->type->int_names, (int64_t)value, buf,
 											 sizeof(buf)));
 		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */

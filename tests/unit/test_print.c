@@ -1850,7 +1850,7 @@ static void test_int_names(void)
 		char buf[INT_NAME_MAX], name[64];
 		snprintf(name, sizeof(name), "int_names_%s_%lld", cases[i].names->what,
 			 (long long)cases[i].value);
-		check_text(name, cases[i].names->name(cases[i].value, buf, sizeof(buf)),
+		check_text(name, cases[i].names->name(cases[i].names, cases[i].value, buf, sizeof(buf)),
 			   cases[i].expected);
 	}
 }

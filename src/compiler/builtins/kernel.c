@@ -1,6 +1,7 @@
 /*
- * Builtin functions, family: Kernel: kernel symbol addresses, signals sent to the current process, and
- * integers the kernel numbers (syscalls, signals, errnos, softirqs) printed as names.
+ * Builtin functions, family: Kernel: kernel symbol addresses, signals sent to the current process,
+ * integers the kernel numbers (syscalls, signals, errnos, softirqs, cgroups) printed as names or
+ * text, and the number of CPUs.
  */
 #include "family.h"
 
@@ -72,6 +73,29 @@ static void check_errno_name(struct sema *sema, struct node *call) { check_named
 
 static void check_softirq_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_softirq); }
 
+/* strerror(e): the error's message, as bpftrace prints it (strerror(3)) */
+static void check_strerror(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_strerror); }
+
+/* cgroup_path(id[, "pattern"]): the id, whose path is looked up when printed */
+static void check_cgroup_path(struct sema *sema, struct node *call)
+{
+	check_named_int(sema, call, &int_names_cgroup_path);
+	struct node *pattern = call->args->next;
+	if (!pattern)
+		return;
+	if (pattern->kind != NODE_STRING) {
+		sema_error(sema, pattern->loc, "cgroup_path()'s filter must be a string literal "
+			   "(a wildcard pattern over hierarchy names, like \"unified\")");
+		return;
+	}
+	if (call->type->kind != TYPE_INT)
+		return;
+	struct int_names *filtered = xmalloc(sizeof(*filtered));
+	*filtered = int_names_cgroup_path;
+	filtered->pattern = xstrdup(pattern->string_value);
+	call->type = type_named_int(filtered);
+}
+
 static struct value generate_signal(struct codegen *gen, struct node *call)
 {
 	int signal = gen_value_to_reg(gen, gen_expr(gen, call->args));
@@ -103,6 +127,17 @@ static struct value generate_errno_name(struct codegen *gen, struct node *call) 
 
 static struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
+static struct value generate_strerror(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_cgroup_path(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+/* ncpus: the CPUs the kernel could bring up (possible CPUs), fixed at compile time */
+static struct value generate_ncpus(struct codegen *gen, struct node *node)
+{
+	int count = libbpf_num_possible_cpus();
+	return value_reg(gen_const_reg(gen, count > 0 ? count : 1), node->type);
+}
+
 static struct value generate_cpu(struct codegen *gen, struct node *node)
 {
 	return value_reg(gen_helper_value(gen, BPF_FUNC_get_smp_processor_id), node->type);
@@ -122,6 +157,7 @@ const struct variable_def variables_kernel[] = {
 	{ .name = "cpu", .check = builtin_check_u64, .generate = generate_cpu, .is_stable = true },
 	{ .name = "numaid", .check = builtin_check_u64, .generate = generate_numaid },
 	{ .name = "rand", .check = builtin_check_u64, .generate = generate_rand },
+	{ .name = "ncpus", .check = builtin_check_u64, .generate = generate_ncpus, .is_stable = true },
 	{ 0 },
 };
 
@@ -132,5 +168,7 @@ const struct function_def builtins_kernel[] = {
 	{ FUNCTION(signal_name, 1, 1) },
 	{ FUNCTION(errno_name, 1, 1) },
 	{ FUNCTION(softirq_name, 1, 1) },
+	{ FUNCTION(strerror, 1, 1) },
+	{ FUNCTION(cgroup_path, 1, 2) },
 	{ 0 },
 };
