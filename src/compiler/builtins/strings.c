@@ -4,15 +4,46 @@
  */
 #include "family.h"
 
+/* The text of str($N) or str($N + k) (bpftrace's pointer arithmetic on a
+ * positional parameter: its text from byte k on), else NULL. */
+static const char *positional_text(const struct compile_options *options, const struct node *source)
+{
+	uint64_t skip = 0;
+	if (source->kind == NODE_BINARY && source->op == OP_ADD && source->lhs->kind == NODE_POSITIONAL &&
+	    source->rhs->kind == NODE_INT) {
+		skip = source->rhs->int_value;
+		source = source->lhs;
+	}
+	if (source->kind != NODE_POSITIONAL)
+		return NULL;
+	int index = (int)source->int_value;
+	const char *text = index >= 1 && index <= options->positional_count ? options->positional[index - 1] : "";
+	return skip < strlen(text) ? text + skip : "";
+}
+
 static void check_str(struct sema *sema, struct node *call)
 {
 	struct node *source = call->args, *length = source->next;
 	call->type = type_string(sema->options->max_strlen);
-	if (source->kind == NODE_POSITIONAL) {
-		int index = (int)source->int_value;
-		const char *text = index >= 1 && index <= sema->options->positional_count
-					   ? sema->options->positional[index - 1] : "";
+	const char *text = positional_text(sema->options, source);
+	if (text) {
 		int text_length = (int)strlen(text);
+		if (source->kind == NODE_BINARY) {
+			const char *whole = positional_text(sema->options, source->lhs);
+			if (source->rhs->int_value > strlen(whole))
+				sema_error(sema, source->loc, "str($%d + %llu) is past the end of $%d ('%s' has "
+					   "%zu bytes)", (int)source->lhs->int_value,
+					   (unsigned long long)source->rhs->int_value,
+					   (int)source->lhs->int_value, whole, strlen(whole));
+		}
+		if (length) {
+			sema_check_expr(sema, length);
+			if (!sema_is_int_constant(length))
+				sema_error(sema, length->loc, "str()'s length must be a constant for a "
+					   "positional parameter");
+			else if (length->const_value < (uint64_t)text_length)
+				text_length = (int)length->const_value;
+		}
 		if (text_length > sema->options->max_strlen - 1)
 			text_length = sema->options->max_strlen - 1;
 		call->type = type_string(text_length + 1);
@@ -128,12 +159,9 @@ static void str_read(struct codegen *gen, struct node *call, int address, int of
 static struct value generate_str(struct codegen *gen, struct node *call)
 {
 	struct node *source = call->args;
-	if (source->kind == NODE_POSITIONAL) {
-		int index = (int)source->int_value;
-		const char *text = index >= 1 && index <= gen->sema->options->positional_count
-					   ? gen->sema->options->positional[index - 1] : "";
+	const char *text = positional_text(gen->sema->options, source);
+	if (text)
 		return gen_string_constant(gen, text, call->type->size - 1, call->type);
-	}
 	struct value value = gen_expr(gen, source);
 	if (value.kind == VALUE_STACK) {
 		if (type_equal(value.type, call->type))
@@ -153,7 +181,7 @@ static struct value generate_str(struct codegen *gen, struct node *call)
 static bool generate_into_str(struct codegen *gen, struct node *call, int offset)
 {
 	struct node *source = call->args;
-	if (source->kind == NODE_POSITIONAL ||
+	if (positional_text(gen->sema->options, source) ||
 	    (source->type->kind != TYPE_POINTER && source->type->kind != TYPE_INT))
 		return false;
 	str_read(gen, call, gen_value_to_reg(gen, gen_expr(gen, source)), offset);
