@@ -1311,14 +1311,12 @@ static char *substitute_positionals(struct sema *sema, const struct node *spec_n
 static int expand_probe(struct sema *sema, struct probe_info *probe)
 {
 	for (struct node *spec_node = probe->node->args; spec_node; spec_node = spec_node->next) {
-		if (strchr(spec_node->name, '$')) {
-			char *substituted = substitute_positionals(sema, spec_node);
-			if (!substituted)
-				return -1;
-			free(spec_node->name);
-			spec_node->name = substituted;
-		}
-		struct probe_spec *spec = probe_spec_parse(spec_node->name, spec_node->loc);
+		char *substituted = strchr(spec_node->name, '$') ? substitute_positionals(sema, spec_node)
+								  : xstrdup(spec_node->name);
+		if (!substituted)
+			return -1;
+		struct probe_spec *spec = probe_spec_parse(substituted, spec_node->loc);
+		free(substituted);
 		if (!spec) {
 			diag_error(sema->diag, spec_node->loc, "malformed probe '%s'", spec_node->name);
 			return -1;

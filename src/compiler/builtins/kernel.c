@@ -76,6 +76,22 @@ static void check_softirq_name(struct sema *sema, struct node *call) { check_nam
 /* strerror(e): the error's message, as bpftrace prints it (strerror(3)) */
 static void check_strerror(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_strerror); }
 
+/* The names of cgroup_path(id, "pattern"), one per pattern, so that equal
+ * calls have equal types (types compare their names by address). Never
+ * freed, as types are not. */
+static const struct int_names *cgroup_path_filtered(const char *pattern)
+{
+	static VEC(struct int_names *) filters;
+	for (int i = 0; i < filters.count; i++)
+		if (strcmp(filters.items[i]->pattern, pattern) == 0)
+			return filters.items[i];
+	struct int_names *filtered = xmalloc(sizeof(*filtered));
+	*filtered = int_names_cgroup_path;
+	filtered->pattern = xstrdup(pattern);
+	vec_push(&filters, filtered);
+	return filtered;
+}
+
 /* cgroup_path(id[, "pattern"]): the id, whose path is looked up when printed */
 static void check_cgroup_path(struct sema *sema, struct node *call)
 {
@@ -90,10 +106,7 @@ static void check_cgroup_path(struct sema *sema, struct node *call)
 	}
 	if (call->type->kind != TYPE_INT)
 		return;
-	struct int_names *filtered = xmalloc(sizeof(*filtered));
-	*filtered = int_names_cgroup_path;
-	filtered->pattern = xstrdup(pattern->string_value);
-	call->type = type_named_int(filtered);
+	call->type = type_named_int(cgroup_path_filtered(pattern->string_value));
 }
 
 static struct value generate_signal(struct codegen *gen, struct node *call)
