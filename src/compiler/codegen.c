@@ -683,17 +683,22 @@ static int gen_buffer_equal(struct codegen *gen, int a_offset, int b_offset, int
 
 static bool is_known(const struct node *node, bool value);
 
+int gen_test_imm(struct codegen *gen, int jump_op, int reg, int32_t imm)
+{
+	int truth = gen_const_reg(gen, 1);
+	int done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, jump_op, reg, imm, done);
+	ir_mov_imm(&gen->fn, truth, 0);
+	ir_label(&gen->fn, done);
+	return truth;
+}
+
 static struct value gen_logical(struct codegen *gen, struct node *node)
 {
 	/* `1 && x` and `0 || x` (sema folded the rest): only x's truth is left */
 	if (is_known(node->lhs, node->op == OP_LAND)) {
 		int right = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
-		int truth = gen_const_reg(gen, 1);
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, done);
-		ir_mov_imm(&gen->fn, truth, 0);
-		ir_label(&gen->fn, done);
-		return value_reg(truth, node->type);
+		return value_reg(gen_test_imm(gen, BPF_JNE, right, 0), node->type);
 	}
 	int result = gen_const_reg(gen, node->op == OP_LOR ? 1 : 0);
 	int done = ir_new_label(&gen->fn);

@@ -1151,6 +1151,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 {
 	switch (node->kind) {
 	case NODE_EXPR_STMT:
+		node->lhs->value_unused = true;
 		sema_check_expr(sema, node->lhs);
 		if (node->lhs->type && type_is_aggregation(node->lhs->type))
 			sema_error(sema, node->lhs->loc, "%s() must be assigned to a map: @x = %s(...)",

@@ -298,12 +298,7 @@ static struct value generate_usermode(struct codegen *gen, struct node *node)
 	/* a perf event's context starts with the registers too */
 	int cs = gen_load_int(gen, gen->ctx_reg, PT_REGS_CS, 8, false);
 	ir_alu_imm(&gen->fn, BPF_AND, cs, 3);
-	int result = gen_const_reg(gen, 0);
-	int kernel = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JNE, cs, 3, kernel);
-	ir_mov_imm(&gen->fn, result, 1);
-	ir_label(&gen->fn, kernel);
-	return value_reg(result, node->type);
+	return value_reg(gen_test_imm(gen, BPF_JEQ, cs, 3), node->type);
 }
 
 const struct variable_def variables_context[] = {

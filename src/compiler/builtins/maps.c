@@ -86,12 +86,9 @@ static struct value generate_delete(struct codegen *gen, struct node *call)
 	int key = gen_map_key(gen, map_node, map);
 	struct helper_arg args[2] = { ARG_MAP(map->id), ARG_STACK(key) };
 	int error = gen_call_helper(gen, BPF_FUNC_map_delete_elem, args, 2);
-	int deleted = gen_const_reg(gen, 0);
-	int missing = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JNE, error, 0, missing);
-	ir_mov_imm(&gen->fn, deleted, 1);
-	ir_label(&gen->fn, missing);
-	return value_reg(deleted, call->type);
+	if (call->value_unused)
+		return value_none();
+	return value_reg(gen_test_imm(gen, BPF_JEQ, error, 0), call->type);
 }
 
 static struct value generate_has_key(struct codegen *gen, struct node *call)
@@ -100,12 +97,7 @@ static struct value generate_has_key(struct codegen *gen, struct node *call)
 	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 	int key = gen_map_key(gen, map_node, map);
 	int pointer = gen_map_lookup(gen, map->id, key);
-	int result = gen_const_reg(gen, 0);
-	int missing = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
-	ir_mov_imm(&gen->fn, result, 1);
-	ir_label(&gen->fn, missing);
-	return value_reg(result, call->type);
+	return value_reg(gen_test_imm(gen, BPF_JNE, pointer, 0), call->type);
 }
 
 /* len(@m): bpf_for_each_map_elem returns how many elements it visited, so
