@@ -1,5 +1,5 @@
 /*
- * Builtin functions, family: Kernel: kernel symbol addresses, signals sent to the current process,
+ * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), signals sent to the current process,
  * integers the kernel numbers (syscalls, signals, errnos, softirqs, cgroups) printed as names or
  * text, and the number of CPUs.
  */
@@ -117,6 +117,48 @@ static struct value generate_signal(struct codegen *gen, struct node *call)
 	return value_none();
 }
 
+/* percpu_kaddr("sym"[, cpu]): the address of this CPU's (or that CPU's)
+ * copy of a per-CPU kernel variable, found in the kernel's BTF; 0 for a
+ * CPU that does not exist */
+static void check_percpu_kaddr(struct sema *sema, struct node *call)
+{
+	struct node *symbol = call->args, *cpu = symbol->next;
+	call->type = type_pointer(type_int(8, false), false);
+	if (cpu) {
+		sema_check_expr(sema, cpu);
+		if (cpu->type && cpu->type->kind != TYPE_NONE && !sema_is_int(cpu))
+			sema_error(sema, cpu->loc, "percpu_kaddr()'s CPU must be an integer, not %s",
+				   type_name(cpu->type));
+	}
+	if (symbol->kind != NODE_STRING) {
+		sema_error(sema, symbol->loc, "percpu_kaddr() needs a symbol name as a string literal");
+		return;
+	}
+	int size;
+	unsigned long long address;
+	if (btf_percpu_var_id(symbol->string_value, &size) < 0)
+		sema_error(sema, symbol->loc, "no per-CPU kernel variable '%s' in the kernel's BTF",
+			   symbol->string_value);
+	else if (kallsyms_lookup(symbol->string_value, &address) < 0)
+		/* the verifier finds the variable through kallsyms */
+		sema_error(sema, symbol->loc, "the kernel does not list '%s' in /proc/kallsyms (built "
+			   "without CONFIG_KALLSYMS_ALL), so BPF cannot reach it", symbol->string_value);
+}
+
+static struct value generate_percpu_kaddr(struct codegen *gen, struct node *call)
+{
+	int size;
+	int variable = ir_new_vreg(&gen->fn);
+	ir_ld_btf_var(&gen->fn, variable, btf_percpu_var_id(call->args->string_value, &size));
+	if (!call->args->next) {
+		struct helper_arg args[1] = { ARG_REG(variable) };
+		return value_reg(gen_call_helper(gen, BPF_FUNC_this_cpu_ptr, args, 1), call->type);
+	}
+	int cpu = gen_value_to_reg(gen, gen_expr(gen, call->args->next));
+	struct helper_arg args[2] = { ARG_REG(variable), ARG_REG(cpu) };
+	return value_reg(gen_call_helper(gen, BPF_FUNC_per_cpu_ptr, args, 2), call->type);
+}
+
 static struct value generate_kaddr(struct codegen *gen, struct node *call)
 {
 	return value_reg(gen_const_reg(gen, (int64_t)call->const_value), call->type);
@@ -176,6 +218,7 @@ const struct variable_def variables_kernel[] = {
 
 const struct function_def builtins_kernel[] = {
 	{ FUNCTION(kaddr, 1, 1) },
+	{ FUNCTION(percpu_kaddr, 1, 2) },
 	{ FUNCTION(signal, 1, 1), .needs_unsafe = true },
 	{ FUNCTION(syscall_name, 1, 1) },
 	{ FUNCTION(signal_name, 1, 1) },
