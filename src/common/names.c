@@ -208,6 +208,14 @@ int syscall_number_of(const char *name)
 	return -1;
 }
 
+int signal_number_of(const char *name)
+{
+	for (int i = 1; i < (int)(sizeof(signal_names) / sizeof(signal_names[0])); i++)
+		if (strcmp(name, signal_names[i]) == 0 || strcmp(name, signal_names[i] + 3) == 0)
+			return i;
+	return -1;
+}
+
 /* The same names errno_name() prints, looked up the other way. */
 int errno_number_of(const char *name)
 {

@@ -32,6 +32,9 @@ extern const struct int_names int_names_cgroup_path;
 /* The x86-64 number of the syscall called name ("openat"), or -1. */
 int syscall_number_of(const char *name);
 
+/* The number of the signal called name ("SIGSTOP": 19; "STOP" too), or -1. */
+int signal_number_of(const char *name);
+
 /* The number of the error called name ("ENOENT": 2), or -1. */
 int errno_number_of(const char *name);
 

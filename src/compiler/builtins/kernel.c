@@ -10,19 +10,15 @@ static void check_signal(struct sema *sema, struct node *call)
 	sema_check_expr(sema, call->args);
 	call->type = type_void();
 	if (call->args->kind == NODE_STRING) {
-		static const char *const names[] = { "", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",
-			"SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV",
-			"SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM" };
 		const char *name = call->args->string_value;
-		for (int i = 1; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
-			if (strcmp(name, names[i]) == 0 || strcmp(name, names[i] + 3) == 0) {
-				call->args->kind = NODE_INT;
-				call->args->int_value = i;
-				call->args->const_value = i;
-				call->args->is_constant = true;
-				call->args->type = type_int(8, true);
-				return;
-			}
+		int number = signal_number_of(name);
+		if (number > 0) {
+			call->args->kind = NODE_INT;
+			call->args->int_value = (uint64_t)number;
+			call->args->const_value = (uint64_t)number;
+			call->args->is_constant = true;
+			call->args->type = type_int(8, true);
+			return;
 		}
 		sema_error(sema, call->args->loc, "unknown signal '%s'", name);
 		return;
