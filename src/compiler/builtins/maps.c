@@ -97,7 +97,12 @@ static struct value generate_has_key(struct codegen *gen, struct node *call)
 	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 	int key = gen_map_key(gen, map_node, map);
 	int pointer = gen_map_lookup(gen, map->id, key);
-	return value_reg(gen_test_imm(gen, BPF_JNE, pointer, 0), call->type);
+	int result = gen_const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_mov_imm(&gen->fn, result, 1);
+	ir_label(&gen->fn, missing);
+	return value_reg(result, call->type);
 }
 
 /* len(@m): bpf_for_each_map_elem returns how many elements it visited, so
