@@ -583,9 +583,9 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 	if (type_is_integer_like(arg->type)) {
 		uint64_t value = format_read_u64(data);
 		char buf[INT_NAME_MAX];
-		if (spec.conversion == 's' && arg->type->int_names)
-			format_string_conversion(sb, &spec, arg->type->int_names->name(arg->type->int_names, (int64_t)value, buf,
-											 sizeof(buf)));
+		const struct int_names *names = arg->type->int_names;
+		if (spec.conversion == 's' && names)
+			format_string_conversion(sb, &spec, names->name(names, (int64_t)value, buf, sizeof(buf)));
 		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
 		else

@@ -1,8 +1,9 @@
 /*
  * Builtin variables, family: the probe's context. `args` (a tracepoint's
  * record, a function's typed arguments), arg0..arg15, retval, the names
- * `probe` and `func`, the context pointer `ctx` and `usermode`. Where each argument lives is the provider's answer
- * (probe_point: args_access, arg_locations); these read it from there.
+ * `probe` and `func`, the context pointer `ctx` and `usermode`. Where each
+ * argument lives is the provider's answer (probe_point: args_access,
+ * arg_locations); these read it from there.
  */
 #include "family.h"
 

@@ -17,7 +17,8 @@ static const char *positional_text(const struct compile_options *options, const 
 	if (source->kind != NODE_POSITIONAL)
 		return NULL;
 	int index = (int)source->int_value;
-	const char *text = index >= 1 && index <= options->positional_count ? options->positional[index - 1] : "";
+	const char *text = index >= 1 && index <= options->positional_count
+				   ? options->positional[index - 1] : "";
 	return skip < strlen(text) ? text + skip : "";
 }
 
