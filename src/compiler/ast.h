@@ -112,6 +112,8 @@ struct node {
 				   * once per probe point: say it once) */
 	bool is_constant;         /* integer expression whose value is known: const_value */
 	uint64_t const_value;
+	bool value_unused;        /* an expression statement's expression: its value is dropped,
+				   * so a builtin need not compute it (delete()'s result) */
 };
 
 struct ast {

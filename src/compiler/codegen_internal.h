@@ -60,6 +60,8 @@ void gen_store_value(struct codegen *gen, struct value value, int base, int offs
 		     const struct type *slot_type);
 /* Signed division and remainder with C's truncation toward zero. */
 void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder);
+/* 1 when `reg jump_op imm` holds (BPF_JEQ, BPF_JNE, ...), else 0. */
+int gen_test_imm(struct codegen *gen, int jump_op, int reg, int32_t imm);
 /* Compares `limit` bytes of two strings; 1 in the result when equal. */
 int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit);
 /* Reads an object of `type` at the address in `address`: integers and

@@ -87,6 +87,38 @@ int gen_string_equal(struct codegen *gen, struct value a, struct value b, int li
 	return result;
 }
 
+/* Two buf() values: the same length, and the same bytes up to it (what
+ * lies past the length is not compared). */
+static int gen_buffer_equal(struct codegen *gen, int a_offset, int b_offset, int capacity)
+{
+	int result = gen_const_reg(gen, 0);
+	int differ = ir_new_label(&gen->fn), equal = ir_new_label(&gen->fn);
+	int length = gen_load_int(gen, BPF_REG_10, a_offset, 8, false);
+	int other = gen_load_int(gen, BPF_REG_10, b_offset, 8, false);
+	ir_jump_if(&gen->fn, BPF_JNE, length, other, differ);
+	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
+	for (int i = 0; i < capacity; i++) {
+		ir_jump_if_imm(&gen->fn, BPF_JLE, length, i, equal);
+		ir_load(&gen->fn, 1, left, BPF_REG_10, (int16_t)(a_offset + 8 + i));
+		ir_load(&gen->fn, 1, right, BPF_REG_10, (int16_t)(b_offset + 8 + i));
+		ir_jump_if(&gen->fn, BPF_JNE, left, right, differ);
+	}
+	ir_label(&gen->fn, equal);
+	ir_mov_imm(&gen->fn, result, 1);
+	ir_label(&gen->fn, differ);
+	return result;
+}
+
+int gen_test_imm(struct codegen *gen, int jump_op, int reg, int32_t imm)
+{
+	int truth = gen_const_reg(gen, 1);
+	int done = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, jump_op, reg, imm, done);
+	ir_mov_imm(&gen->fn, truth, 0);
+	ir_label(&gen->fn, done);
+	return truth;
+}
+
 static struct value gen_logical(struct codegen *gen, struct node *node)
 {
 	/* `1 && x`, `0 || x`, `x && 1` and `x || 0` (sema folded the rest):
@@ -94,12 +126,7 @@ static struct value gen_logical(struct codegen *gen, struct node *node)
 	bool lhs_neutral = gen_is_known(node->lhs, node->op == OP_LAND);
 	if (lhs_neutral || gen_is_known(node->rhs, node->op == OP_LAND)) {
 		int x = gen_value_to_reg(gen, gen_expr(gen, lhs_neutral ? node->rhs : node->lhs));
-		int truth = gen_const_reg(gen, 1);
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JNE, x, 0, done);
-		ir_mov_imm(&gen->fn, truth, 0);
-		ir_label(&gen->fn, done);
-		return value_reg(truth, node->type);
+		return value_reg(gen_test_imm(gen, BPF_JNE, x, 0), node->type);
 	}
 	int result = gen_const_reg(gen, node->op == OP_LOR ? 1 : 0);
 	int done = ir_new_label(&gen->fn);
@@ -224,6 +251,14 @@ struct value gen_binary(struct codegen *gen, struct node *node)
 	if (node->lhs->type->kind == TYPE_ARRAY) {
 		int a = gen_value_to_stack(gen, left, NULL), b = gen_value_to_stack(gen, right, NULL);
 		int equal = gen_memory_equal(gen, a, b, node->lhs->type->size);
+		if (node->op == OP_NE)
+			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
+		return value_reg(equal, node->type);
+	}
+	if (node->lhs->type->kind == TYPE_BUFFER) {
+		int a = gen_value_to_stack(gen, left, NULL), b = gen_value_to_stack(gen, right, NULL);
+		int size = left.type->size < right.type->size ? left.type->size : right.type->size;
+		int equal = gen_buffer_equal(gen, a, b, size - 8);
 		if (node->op == OP_NE)
 			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
 		return value_reg(equal, node->type);

@@ -1014,6 +1014,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 {
 	switch (node->kind) {
 	case NODE_EXPR_STMT:
+		node->lhs->value_unused = true;
 		sema_check_expr(sema, node->lhs);
 		if (node->lhs->type && type_is_aggregation(node->lhs->type))
 			sema_error(sema, node->lhs->loc, "%s() must be assigned to a map: @x = %s(...)",
@@ -1160,10 +1161,48 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 
 /* ---- probes ---- */
 
+/* A probe spec with $N and $# replaced by the positional parameters'
+ * text (`interval:ms:$1`, `uprobe:$1:main`), as bpftrace allows; NULL
+ * after an error for a parameter that was not given. */
+static char *substitute_positionals(struct sema *sema, const struct node *spec_node)
+{
+	const char *text = spec_node->name;
+	struct strbuf out;
+	strbuf_init(&out);
+	for (const char *at = text; *at; at++) {
+		if (at[0] != '$' || !(at[1] == '#' || (at[1] >= '0' && at[1] <= '9'))) {
+			strbuf_putc(&out, *at);
+			continue;
+		}
+		if (at[1] == '#') {
+			strbuf_printf(&out, "%d", sema->options->positional_count);
+			at++;
+			continue;
+		}
+		char *end;
+		long index = strtol(at + 1, &end, 10);
+		if (index < 1 || index > sema->options->positional_count) {
+			diag_error(sema->diag, spec_node->loc, "probe '%s' uses $%ld, but %d positional "
+				   "parameter%s given", text, index, sema->options->positional_count,
+				   sema->options->positional_count == 1 ? " was" : "s were");
+			strbuf_free(&out);
+			return NULL;
+		}
+		strbuf_puts(&out, sema->options->positional[index - 1]);
+		at = end - 1;
+	}
+	return strbuf_release(&out);
+}
+
 static int expand_probe(struct sema *sema, struct probe_info *probe)
 {
 	for (struct node *spec_node = probe->node->args; spec_node; spec_node = spec_node->next) {
-		struct probe_spec *spec = probe_spec_parse(spec_node->name, spec_node->loc);
+		char *substituted = strchr(spec_node->name, '$') ? substitute_positionals(sema, spec_node)
+								  : xstrdup(spec_node->name);
+		if (!substituted)
+			return -1;
+		struct probe_spec *spec = probe_spec_parse(substituted, spec_node->loc);
+		free(substituted);
 		if (!spec) {
 			diag_error(sema->diag, spec_node->loc, "malformed probe '%s'", spec_node->name);
 			return -1;

@@ -228,6 +228,16 @@ void sema_check_binary(struct sema *sema, struct node *node)
 	}
 	if (check_pointer_arithmetic(sema, node))
 		return;
+	if (left->kind == TYPE_BUFFER || right->kind == TYPE_BUFFER) {
+		/* buf() values: equal when their lengths and bytes are */
+		if (node->op != OP_EQ && node->op != OP_NE)
+			sema_error(sema, node->loc, "buffers can only be compared with == and !=");
+		else if (left->kind != right->kind)
+			sema_error(sema, node->loc, "cannot compare %s and %s", type_name(left),
+				   type_name(right));
+		node->type = type_int(8, false);
+		return;
+	}
 	if (left->kind == TYPE_ARRAY || right->kind == TYPE_ARRAY) {
 		/* element by element, as bpftrace compares arrays of integers */
 		if (node->op != OP_EQ && node->op != OP_NE)

@@ -232,6 +232,24 @@ static void format_buffer(struct strbuf *sb, const struct type *type, const void
 	format_escaped(sb, (const char *)data + 8, length < room ? length : room);
 }
 
+/* %rx and %rh: a buf()'s bytes (or a string's, up to its NUL) each as
+ * \xNN, or as NN separated by spaces, as bpftrace prints them. */
+static void format_hex_bytes(struct strbuf *sb, const struct type *type, const void *data, bool spaced)
+{
+	const unsigned char *bytes = data;
+	size_t length;
+	if (type->kind == TYPE_BUFFER) {
+		uint64_t wanted = format_read_u64(data);
+		uint64_t room = type->size > 8 ? (uint64_t)type->size - 8 : 0;
+		length = (size_t)(wanted < room ? wanted : room);
+		bytes += 8;
+	} else {
+		length = strnlen(data, (size_t)type->size);
+	}
+	for (size_t i = 0; i < length; i++)
+		strbuf_printf(sb, spaced ? "%s%02x" : "%s\\x%02x", spaced && i ? " " : "", bytes[i]);
+}
+
 /* Text of a value that JSON shows as a string. */
 static void format_as_json_string(struct strbuf *sb, const struct type *type, const void *data)
 {
@@ -267,7 +285,7 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 			strbuf_free(&text);
 		} else if (type->int_names) {
 			char buf[INT_NAME_MAX];
-			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
+			const char *name = type->int_names->name(type->int_names, (int64_t)raw, buf, sizeof(buf));
 			if (json)
 				format_json_string(sb, name, strlen(name));
 			else
@@ -554,7 +572,22 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 {
 	struct format_spec spec;
 	const char *data = record + arg->offset;
+	size_t text_length = strlen(piece->text);
+	char hex_style = piece->conversion == 'r' && text_length > 2 && piece->text[text_length - 2] == 'r'
+			 ? piece->text[text_length - 1] : 0;
 
+	if (hex_style) {
+		/* %-12rx: the flags and width of a %s, the bytes in hex */
+		char *plain = xstrndup(piece->text, text_length - 1);
+		format_split_spec(plain, &spec);
+		free(plain);
+		struct strbuf text;
+		strbuf_init(&text);
+		format_hex_bytes(&text, arg->type, data, hex_style == 'h');
+		format_string_conversion(sb, &spec, text.data ? text.data : "");
+		strbuf_free(&text);
+		return;
+	}
 	format_split_spec(piece->text, &spec);
 	if (arg->conversion == ARG_STRFTIME) {
 		struct strbuf text;
@@ -568,9 +601,9 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 	if (type_is_integer_like(arg->type)) {
 		uint64_t value = format_read_u64(data);
 		char buf[INT_NAME_MAX];
-		if (spec.conversion == 's' && arg->type->int_names)
-			format_string_conversion(sb, &spec, arg->type->int_names->name((int64_t)value, buf,
-											 sizeof(buf)));
+		const struct int_names *names = arg->type->int_names;
+		if (spec.conversion == 's' && names)
+			format_string_conversion(sb, &spec, names->name(names, (int64_t)value, buf, sizeof(buf)));
 		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
 		else
