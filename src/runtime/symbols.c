@@ -416,6 +416,9 @@ struct user_process {
 	uint64_t perf_map_read_ns;   /* when that file was last checked for growth */
 };
 
+/* how often a process's perf map is checked for new lines, at the most */
+#define SYMBOLS_PERF_MAP_CHECK_NS 100000000ull
+
 static VEC(struct user_object *) user_objects;
 static VEC(struct user_process *) user_processes;
 static struct user_process *user_last_process; /* consecutive frames share a pid */
@@ -675,8 +678,11 @@ int symbols_user_prepare(pid_t pid)
 	return 0;
 }
 
-/* JIT code: the process's perf map, checked for new lines at most every
- * 10 ms so that printing many JIT frames does not stat the file each time. */
+/* JIT code: the process's perf map, checked for new lines (one stat()) at
+ * most every 100 ms, and only when one of its frames falls outside every
+ * mapped file. Printing a map of stacks takes a check at its start: lines
+ * written since the last print are seen, and the thousands of frames of one
+ * print share that check. */
 static int user_jit_lookup(struct user_process *process, uint64_t address,
 			   struct symbol_lookup *out)
 {
@@ -686,7 +692,8 @@ static int user_jit_lookup(struct user_process *process, uint64_t address,
 		process->perf_map = perf_map_new(path);
 	}
 	uint64_t now = user_now_ns();
-	if (now - process->perf_map_read_ns > 10000000ull || process->perf_map_read_ns == 0) {
+	if (now - process->perf_map_read_ns > SYMBOLS_PERF_MAP_CHECK_NS ||
+	    process->perf_map_read_ns == 0) {
 		perf_map_refresh(process->perf_map);
 		process->perf_map_read_ns = now;
 	}
