@@ -440,7 +440,7 @@ static void test_user_jit(void)
 	snprintf(line, sizeof(line), "%llx 40 Interpreted:jit function one\n",
 		 (unsigned long long)base);
 	append_text(path, line);
-	usleep(20000); /* past the 10 ms between checks of the file */
+	usleep(110000); /* past the 100 ms between checks of the file */
 	int err = symbols_user(getpid(), base + 0x10, &symbol);
 	check_text("user_jit_function", lookup_text(err, &symbol), "Interpreted:jit function one+16");
 	check_true("user_jit_module", err == 0 && strcmp(symbol.module, path) == 0,
@@ -448,7 +448,7 @@ static void test_user_jit(void)
 	snprintf(line, sizeof(line), "%llx 20 jit function two\n",
 		 (unsigned long long)(base + 0x100));
 	append_text(path, line);
-	usleep(20000);
+	usleep(110000);
 	check_text("user_jit_appended",
 		   lookup_text(symbols_user(getpid(), base + 0x104, &symbol), &symbol),
 		   "jit function two+4");
