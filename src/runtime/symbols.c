@@ -225,20 +225,6 @@ static int compare_addresses(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-/* The index of the last of count sorted values that is <= value; -1 if none. */
-static int last_at_or_below(const uint64_t *values, int count, uint64_t value)
-{
-	int low = 0, high = count;
-	while (low < high) {
-		int middle = low + (high - low) / 2;
-		if (values[middle] <= value)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return low - 1;
-}
-
 static struct kernel_named *kernel_named_find(uint64_t address)
 {
 	int low = 0, high = kernel.named.count - 1;
@@ -262,66 +248,68 @@ static int compare_named(const void *pa, const void *pb)
 }
 
 /*
- * Names the addresses not named yet in two passes over kallsyms: the first
- * keeps only symbol addresses (8 bytes each) to find the symbol holding each
- * address, the second keeps only those symbols' names. A big profile's
- * few thousand kernel frames then cost their names, not 120,000 of them.
+ * Names the addresses not named yet (sorted, distinct) in one pass over
+ * kallsyms, keeping only the names that can hold one of them. The symbol
+ * holding an address is the last one starting at or below it. A line can
+ * only hold addresses from the first wanted one at or above its start
+ * (call it W): if it does not hold W, a later start lies between it and W
+ * and so before every wanted address after W too. So each line competes
+ * for one slot, W's, and keeps its name there only while it is the highest
+ * start seen for W. At the end, an address whose slot stayed empty has no
+ * symbol start between it and the wanted address before it: it shares that
+ * one's holder. A big profile's few thousand kernel frames then cost their
+ * names, not 120,000 of them, for one read of the file.
  */
 static void kernel_name_batch(const uint64_t *addresses, int count)
 {
-	VEC(uint64_t) starts = { 0 };
+	struct kernel_holder {
+		uint64_t start;
+		bool found;
+		struct strbuf name;
+	} *holders = xcalloc((size_t)count + 1, sizeof(*holders));
 	char *line = NULL;
 	size_t line_capacity = 0;
 	struct kallsyms_line parsed;
 	FILE *file = kallsyms_open();
 
-	if (file) {
-		while (getline(&line, &line_capacity, file) > 0)
-			if (kallsyms_parse(line, &parsed))
-				vec_push(&starts, parsed.address);
-		fclose(file);
-	}
-	qsort(starts.items, starts.count, sizeof(uint64_t), compare_addresses);
-
-	/* the symbol start of each address, and those starts in order */
-	uint64_t *holders = xcalloc((size_t)count + 1, sizeof(uint64_t));
-	uint64_t *wanted = xcalloc((size_t)count + 1, sizeof(uint64_t));
-	char **wanted_names = xcalloc((size_t)count + 1, sizeof(char *));
-	int wanted_count = 0;
-	for (int i = 0; i < count; i++) {
-		int at = last_at_or_below(starts.items, starts.count, addresses[i]);
-		holders[i] = at >= 0 ? starts.items[at] : 0;
-		if (at >= 0)
-			wanted[wanted_count++] = holders[i];
-	}
-	free(starts.items);
-	qsort(wanted, wanted_count, sizeof(uint64_t), compare_addresses);
-
-	file = wanted_count ? kallsyms_open() : NULL;
-	if (file) {
-		/* the first line of an address wins, as in the whole table */
-		while (getline(&line, &line_capacity, file) > 0) {
-			if (!kallsyms_parse(line, &parsed))
-				continue;
-			int at = last_at_or_below(wanted, wanted_count, parsed.address);
-			if (at >= 0 && wanted[at] == parsed.address && !wanted_names[at])
-				wanted_names[at] = xstrndup(parsed.name, parsed.name_length);
+	while (file && getline(&line, &line_capacity, file) > 0) {
+		if (!kallsyms_parse(line, &parsed))
+			continue;
+		/* the first wanted address at or above the start */
+		int low = 0, high = count;
+		while (low < high) {
+			int middle = low + (high - low) / 2;
+			if (addresses[middle] < parsed.address)
+				low = middle + 1;
+			else
+				high = middle;
 		}
-		fclose(file);
+		if (low == count)
+			continue;
+		struct kernel_holder *holder = &holders[low];
+		/* the first line of an address wins, as in the whole table */
+		if (holder->found && holder->start >= parsed.address)
+			continue;
+		holder->found = true;
+		holder->start = parsed.address;
+		strbuf_reset(&holder->name);
+		strbuf_append(&holder->name, parsed.name, parsed.name_length);
 	}
+	if (file)
+		fclose(file);
 	free(line);
+	const struct kernel_holder *previous = NULL;
 	for (int i = 0; i < count; i++) {
-		int at = holders[i] ? last_at_or_below(wanted, wanted_count, holders[i]) : -1;
+		if (holders[i].found)
+			previous = &holders[i];
 		struct kernel_named named = {
 			.address = addresses[i],
-			.name = at >= 0 && wanted_names[at] ? xstrdup(wanted_names[at]) : NULL,
+			.name = previous ? xstrdup(previous->name.data) : NULL,
 		};
 		vec_push(&kernel.named, named);
 	}
-	for (int i = 0; i < wanted_count; i++)
-		free(wanted_names[i]);
-	free(wanted_names);
-	free(wanted);
+	for (int i = 0; i < count; i++)
+		strbuf_free(&holders[i].name);
 	free(holders);
 	qsort(kernel.named.items, kernel.named.count, sizeof(*kernel.named.items), compare_named);
 }

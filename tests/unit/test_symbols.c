@@ -147,16 +147,17 @@ static void test_kernel_batch(void)
 	write_fake_kallsyms(); /* (setting the path drops the table loaded before) */
 	uint64_t addresses[] = { 0xffffffff81001010ull, 0xffffffff81000004ull, 0xffffffff81001900ull,
 				 0xffffffffc0001002ull, 0xffffffff80000000ull, 0xffffffff81001010ull,
-				 0xffffffff81002000ull };
+				 0xffffffff81002000ull, 0xffffffff81001020ull, 0xffffffff81001700ull };
+	/* the last two: no symbol starts between them and do_one's first address */
 	const char *expected[] = { "do_one", "_stext", "weak_between", "mod_func", NULL, "do_one",
-				   "do_two" };
-	const char *names[7];
-	symbols_kernel_names(addresses, 7, names);
+				   "do_two", "do_one", "do_one" };
+	const char *names[9];
+	symbols_kernel_names(addresses, 9, names);
 	/* a second call finds them named already, with others new */
 	uint64_t more[] = { 0xffffffff81001010ull, 0xffffffff81002100ull };
 	const char *more_names[2];
 	symbols_kernel_names(more, 2, more_names);
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 9; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "kernel_batch_%d", i);
 		check_true(name, expected[i] ? names[i] && strcmp(names[i], expected[i]) == 0
@@ -219,6 +220,36 @@ static void test_kernel_real_module(void)
 		   err ? "no symbol" : symbol.name);
 }
 
+/* The batch (one pass over kallsyms) names 4,000 addresses spread over the
+ * real kernel's text and modules exactly as the whole table does. */
+static void test_kernel_real_batch(uint64_t low, uint64_t high)
+{
+	enum { COUNT = 4000 };
+	uint64_t *addresses = xcalloc(COUNT, sizeof(*addresses));
+	const char **names = xcalloc(COUNT, sizeof(*names));
+	uint64_t seed = 88172645463325252ull;
+	int differ = 0, named = 0;
+
+	for (int i = 0; i < COUNT; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		addresses[i] = low + seed % (high - low);
+	}
+	symbols_set_kallsyms_path(NULL); /* a fresh start: no table */
+	symbols_kernel_names(addresses, COUNT, names);
+	for (int i = 0; i < COUNT; i++) {
+		struct symbol_lookup symbol;
+		const char *whole = symbols_kernel(addresses[i], &symbol) == 0 ? symbol.name : NULL;
+		differ += (whole == NULL) != (names[i] == NULL) ||
+			  (whole && names[i] && strcmp(whole, names[i]) != 0);
+		named += names[i] != NULL;
+	}
+	check_true("kernel_real_batch_same_as_table", differ == 0 && named == COUNT,
+		   "the batch names some addresses differently from the table");
+	symbols_set_kallsyms_path(NULL);
+	free(names);
+	free(addresses);
+}
+
 static void test_kernel_real(void)
 {
 	uint64_t next;
@@ -236,6 +267,10 @@ static void test_kernel_real(void)
 	test_kernel_real_module();
 	if (next > address + 5)
 		check_text("kernel_real_vfs_read_offset", kernel_text(address + 5), "vfs_read+5");
+	uint64_t unused, text = kallsyms_address("_stext", &unused);
+	uint64_t text_end = kallsyms_address("_etext", &unused);
+	if (text && text_end > text)
+		test_kernel_real_batch(text, text_end);
 }
 
 /* ---- user symbols ---- */
