@@ -27,12 +27,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A PT_LOAD segment: link-time addresses [address, address + size) are at
+ * file offsets from offset. */
+struct elf_segment {
+	uint64_t address, size, offset;
+};
+
 struct elf_object {
 	char *path;
 	int fd;            /* -1 for an image read from memory */
 	void *image;       /* that image's copy, which libelf reads in place */
 	Elf *elf;
 	GElf_Ehdr header;
+	/* the PT_LOAD segments, read at the first address_to_offset: a symbol
+	 * table converts tens of thousands of addresses */
+	struct elf_segment *segments;
+	int segment_count; /* -1 until read */
 };
 
 static bool libelf_ready(void)
@@ -68,6 +78,7 @@ int elf_object_open(const char *path, struct elf_object **out, char **error)
 	}
 	object = xcalloc(1, sizeof(*object));
 	object->fd = fd;
+	object->segment_count = -1;
 	object->path = xstrdup(path);
 	object->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!object->elf || elf_kind(object->elf) != ELF_K_ELF ||
@@ -97,6 +108,7 @@ int elf_object_open_memory(const void *image, size_t size, const char *name,
 	}
 	object = xcalloc(1, sizeof(*object));
 	object->fd = -1;
+	object->segment_count = -1;
 	object->path = xstrdup(name);
 	object->image = xmalloc(size);
 	memcpy(object->image, image, size);
@@ -120,6 +132,7 @@ void elf_object_close(struct elf_object *object)
 	if (object->fd >= 0)
 		close(object->fd);
 	free(object->image);
+	free(object->segments);
 	free(object->path);
 	free(object);
 }
@@ -178,23 +191,28 @@ static void foreach_symbol(struct elf_object *object,
 	}
 }
 
-struct function_collector {
-	elf_symbol_list *out;
-	int first;             /* index in out where this object's symbols start */
+struct function_visitor {
+	elf_function_visit visit;
+	void *context;
 };
 
-static bool collect_function(const GElf_Sym *sym, const char *name, void *context)
+static bool visit_function(const GElf_Sym *sym, const char *name, void *context)
 {
-	struct function_collector *collector = context;
-	elf_symbol_list *out = collector->out;
+	const struct function_visitor *visitor = context;
 
-	if (!is_function(sym))
-		return false;
+	if (is_function(sym))
+		visitor->visit(name, sym->st_value, sym->st_size, visitor->context);
+	return false;
+}
+
+static void collect_function(const char *name, uint64_t address, uint64_t size, void *context)
+{
+	elf_symbol_list *out = context;
+
 	/* Most functions are in both tables; elf_object_functions drops the
 	 * repeats after sorting. */
-	struct elf_symbol symbol = { xstrdup(name), sym->st_value, sym->st_size };
+	struct elf_symbol symbol = { xstrdup(name), address, size };
 	vec_push(out, symbol);
-	return false;
 }
 
 static int compare_symbols(const void *a, const void *b)
@@ -268,24 +286,32 @@ static struct elf_object *open_debug_file(struct elf_object *object)
 	return NULL;
 }
 
-int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
+void elf_object_foreach_function(struct elf_object *object, elf_function_visit visit,
+				 void *context)
 {
-	struct function_collector collector = { out, out->count };
+	struct function_visitor visitor = { visit, context };
 
-	foreach_symbol(object, collect_function, &collector);
+	foreach_symbol(object, visit_function, &visitor);
 	if (!has_symtab(object)) {
 		struct elf_object *debug = open_debug_file(object);
 		if (debug) {
-			foreach_symbol(debug, collect_function, &collector);
+			foreach_symbol(debug, visit_function, &visitor);
 			elf_object_close(debug);
 		}
 	}
+}
+
+int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
+{
+	int first = out->count;
+
+	elf_object_foreach_function(object, collect_function, out);
 	/* Sort this object's symbols by name and drop repeated names. */
-	int count = out->count - collector.first, kept = 0;
+	int count = out->count - first, kept = 0;
 
 	if (count <= 0)
 		return 0; /* (and items may be NULL: no pointer arithmetic on it) */
-	struct elf_symbol *mine = out->items + collector.first;
+	struct elf_symbol *mine = out->items + first;
 	qsort(mine, (size_t)count, sizeof(*mine), compare_symbols);
 	for (int i = 0; i < count; i++) {
 		if (kept > 0 && strcmp(mine[kept - 1].name, mine[i].name) == 0) {
@@ -294,7 +320,7 @@ int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
 		}
 		mine[kept++] = mine[i];
 	}
-	out->count = collector.first + kept;
+	out->count = first + kept;
 	return 0;
 }
 
@@ -325,20 +351,34 @@ int elf_object_find_symbol(struct elf_object *object, const char *name, struct e
 	return finder.found ? 0 : -ENOENT;
 }
 
-int elf_object_address_to_offset(const struct elf_object *object, uint64_t address,
-				 uint64_t *offset)
+static void elf_read_segments(struct elf_object *object)
 {
 	size_t count;
 
-	if (elf_getphdrnum(object->elf, &count) != 0)
-		return -ENOENT;
+	object->segment_count = 0;
+	if (elf_getphdrnum(object->elf, &count) != 0 || count == 0)
+		return;
+	object->segments = xcalloc(count, sizeof(*object->segments));
 	for (size_t i = 0; i < count; i++) {
 		GElf_Phdr phdr;
 
 		if (!gelf_getphdr(object->elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
 			continue;
-		if (address >= phdr.p_vaddr && address < phdr.p_vaddr + phdr.p_memsz) {
-			*offset = address - phdr.p_vaddr + phdr.p_offset;
+		object->segments[object->segment_count++] = (struct elf_segment){
+			.address = phdr.p_vaddr, .size = phdr.p_memsz, .offset = phdr.p_offset,
+		};
+	}
+}
+
+int elf_object_address_to_offset(struct elf_object *object, uint64_t address, uint64_t *offset)
+{
+	if (object->segment_count < 0)
+		elf_read_segments(object);
+	for (int i = 0; i < object->segment_count; i++) {
+		const struct elf_segment *segment = &object->segments[i];
+
+		if (address >= segment->address && address - segment->address < segment->size) {
+			*offset = address - segment->address + segment->offset;
 			return 0;
 		}
 	}

@@ -56,6 +56,8 @@ struct stack_read {
 	int64_t id;
 	int count;        /* frames, or -errno */
 	size_t first;     /* index of its first frame in the table's frames */
+	bool noted;       /* its frames are on the list to name */
+	uint64_t noted_pid; /* a user stack's: for that process (the last one) */
 };
 
 struct stack_table {
@@ -72,8 +74,8 @@ static int compare_stack_reads(const void *pa, const void *pb)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
-static const struct stack_read *stack_table_find(const struct stack_table *table, int depth,
-						 int64_t id)
+/* (like strchr, the answer may be changed through) */
+static struct stack_read *stack_table_find(const struct stack_table *table, int depth, int64_t id)
 {
 	struct stack_read wanted = { .depth = depth, .id = id };
 
@@ -116,26 +118,43 @@ static void stack_note_read(const struct type *type, const struct stack_value *v
 								.id = value->stack_id }));
 }
 
-struct stack_kernel_addresses {
+/* Every frame of the map's stacks, to be named at once. */
+struct stack_addresses {
 	const struct stack_table *table;
-	VEC(uint64_t) addresses;
+	VEC(uint64_t) kernel;
+	VEC(struct symbols_user_address) user;
 };
 
-static void stack_note_kernel_frames(const struct type *type, const struct stack_value *value,
-				     void *context)
+static void stack_note_frames(const struct type *type, const struct stack_value *value,
+			      void *context)
 {
-	struct stack_kernel_addresses *kernel = context;
-	const struct stack_read *read;
+	struct stack_addresses *frames = context;
+	struct stack_read *read;
 
-	if (type->is_user_pointer || value->stack_id < 0 ||
-	    !(read = stack_table_find(kernel->table, type->stack_depth, value->stack_id)))
+	if (value->stack_id < 0 ||
+	    !(read = stack_table_find(frames->table, type->stack_depth, value->stack_id)))
 		return;
-	for (int n = 0; n < read->count; n++)
-		vec_push(&kernel->addresses, kernel->table->frames.items[read->first + (size_t)n]);
+	/* a kernel stack is named once whatever the process; a user stack
+	 * once per process, nearly: keys of one stack in many processes come
+	 * in no order */
+	if (read->noted && (!type->is_user_pointer || read->noted_pid == value->pid))
+		return;
+	read->noted = true;
+	read->noted_pid = value->pid;
+	for (int n = 0; n < read->count; n++) {
+		uint64_t address = frames->table->frames.items[read->first + (size_t)n];
+		if (type->is_user_pointer)
+			vec_push(&frames->user, ((struct symbols_user_address){
+							.pid = (pid_t)value->pid, .address = address }));
+		else
+			vec_push(&frames->kernel, address);
+	}
 }
 
-/* Reads every stack once, then names every kernel frame at once: one read
- * of kallsyms instead of holding its whole table (symbols_kernel_names). */
+/* Reads every stack once, then names every frame at once: kernel frames in
+ * one read of kallsyms instead of holding its whole table
+ * (symbols_kernel_names), user frames in one read of each object's symbols
+ * keeping only the names they need (symbols_user_batch). */
 static void stack_table_read(struct stack_table *table, const struct map_desc *map,
 			     const struct map_snapshot *snap)
 {
@@ -159,12 +178,14 @@ static void stack_table_read(struct stack_table *table, const struct map_desc *m
 	}
 	table->stacks.count = unique;
 
-	struct stack_kernel_addresses kernel = { .table = table };
-	stack_foreach_field(map, snap, stack_note_kernel_frames, &kernel);
-	const char **names = xcalloc((size_t)kernel.addresses.count + 1, sizeof(*names));
-	symbols_kernel_names(kernel.addresses.items, kernel.addresses.count, names);
+	struct stack_addresses frames_seen = { .table = table };
+	stack_foreach_field(map, snap, stack_note_frames, &frames_seen);
+	const char **names = xcalloc((size_t)frames_seen.kernel.count + 1, sizeof(*names));
+	symbols_kernel_names(frames_seen.kernel.items, frames_seen.kernel.count, names);
 	free(names);
-	free(kernel.addresses.items);
+	free(frames_seen.kernel.items);
+	symbols_user_batch(frames_seen.user.items, frames_seen.user.count);
+	free(frames_seen.user.items);
 }
 
 static void stack_table_free(struct stack_table *table)

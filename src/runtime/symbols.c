@@ -375,6 +375,13 @@ struct user_symbol {
 	bool demangled;  /* name has been through the demangler */
 };
 
+/* One offset named by a batch: the symbol's start and name. */
+struct user_named {
+	uint64_t offset;
+	uint64_t start;
+	char *name;      /* demangled */
+};
+
 struct user_object {
 	unsigned long device_major, device_minor;
 	unsigned long inode;
@@ -385,6 +392,9 @@ struct user_object {
 	bool is_vdso;    /* read from sonde's own copy of the vDSO */
 	struct user_symbol *symbols; /* sorted by offset */
 	int count;
+	/* offsets named by symbols_user_batch() without loading the table,
+	 * sorted by offset; name NULL where no symbol covers the offset */
+	VEC(struct user_named) named;
 };
 
 struct user_mapping {
@@ -487,31 +497,55 @@ static struct elf_object *user_object_open(const struct user_object *object, pid
 	return elf;
 }
 
+struct user_load {
+	struct user_object *object;
+	struct elf_object *elf;
+	int capacity;
+};
+
+static void user_load_symbol(const char *name, uint64_t address, uint64_t size, void *context)
+{
+	struct user_load *load = context;
+	struct user_object *object = load->object;
+	uint64_t offset;
+
+	if (elf_object_address_to_offset(load->elf, address, &offset) < 0)
+		return;
+	if (object->count == load->capacity) {
+		load->capacity = load->capacity ? load->capacity * 2 : 256;
+		object->symbols = xrealloc(object->symbols,
+					   sizeof(*object->symbols) * (size_t)load->capacity);
+	}
+	object->symbols[object->count++] = (struct user_symbol){
+		.offset = offset, .size = size, .name = xstrdup(name),
+	};
+}
+
+/* The whole table of the object's functions, sorted by offset; a function
+ * listed in both .symtab and .dynsym is kept once. */
 static void user_object_load(struct user_object *object, pid_t pid,
 			     const struct user_mapping *mapping)
 {
-	elf_symbol_list functions = { 0 };
-
 	object->loaded = true;
 	struct elf_object *elf = user_object_open(object, pid, mapping);
 	if (!elf)
 		return;
-	if (elf_object_functions(elf, &functions) == 0 && functions.count > 0) {
-		object->symbols = xcalloc(functions.count, sizeof(*object->symbols));
-		for (int i = 0; i < functions.count; i++) {
-			const struct elf_symbol *symbol = &functions.items[i];
-			uint64_t offset;
-			if (elf_object_address_to_offset(elf, symbol->address, &offset) < 0)
-				continue;
-			object->symbols[object->count++] = (struct user_symbol){
-				.offset = offset, .size = symbol->size, .name = xstrdup(symbol->name),
-			};
-		}
-		qsort(object->symbols, object->count, sizeof(*object->symbols),
-		      user_symbol_compare);
-	}
-	elf_symbol_list_free(&functions);
+	struct user_load load = { .object = object, .elf = elf };
+	elf_object_foreach_function(elf, user_load_symbol, &load);
 	elf_object_close(elf);
+	if (object->count == 0)
+		return;
+	qsort(object->symbols, object->count, sizeof(*object->symbols), user_symbol_compare);
+	int kept = 1;
+	for (int i = 1; i < object->count; i++) {
+		struct user_symbol *symbol = &object->symbols[i], *last = &object->symbols[kept - 1];
+		if (symbol->offset == last->offset && symbol->size == last->size &&
+		    strcmp(symbol->name, last->name) == 0)
+			free(symbol->name);
+		else
+			object->symbols[kept++] = *symbol;
+	}
+	object->count = kept;
 }
 
 static struct user_object *user_object_get(unsigned long major, unsigned long minor,
@@ -692,18 +726,43 @@ static int user_jit_lookup(struct user_process *process, uint64_t address,
 }
 
 /* C++ and Rust symbols ("_ZN2ns5Klass6methodEi") read as their source
- * spelled them ("ns::Klass::method(int)"); plain C names are left alone. */
+ * spelled them ("ns::Klass::method(int)"); plain C names are left alone.
+ * A new string either way. */
+static char *user_demangled(const char *name)
+{
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return xstrdup(name);
+	char *plain = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	char *copy = xstrdup(plain ? plain : name);
+	free(plain);
+	return copy;
+}
+
 static void user_symbol_demangle(struct user_symbol *symbol)
 {
-	symbol->demangled = true;
-	if (symbol->name[0] != '_' || (symbol->name[1] != 'Z' && symbol->name[1] != 'R'))
-		return;
-	char *plain = cplus_demangle(symbol->name, DMGL_PARAMS | DMGL_ANSI);
-	if (!plain)
-		return;
+	char *plain = user_demangled(symbol->name);
+
 	free(symbol->name);
-	symbol->name = xstrdup(plain);
-	free(plain);
+	symbol->name = plain;
+	symbol->demangled = true;
+}
+
+static const struct user_named *user_named_find(const struct user_object *object,
+						uint64_t offset)
+{
+	int low = 0, high = object->named.count - 1;
+
+	while (low <= high) {
+		int middle = low + (high - low) / 2;
+		const struct user_named *named = &object->named.items[middle];
+		if (named->offset == offset)
+			return named;
+		if (named->offset < offset)
+			low = middle + 1;
+		else
+			high = middle - 1;
+	}
+	return NULL;
 }
 
 int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
@@ -727,9 +786,19 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 		return -ENOENT;
 
 	struct user_object *object = mapping->object;
-	if (!object->loaded)
-		user_object_load(object, pid, mapping);
 	uint64_t offset = address - mapping->start + mapping->file_offset;
+	if (!object->loaded) {
+		const struct user_named *named = user_named_find(object, offset);
+		if (named) {
+			if (!named->name)
+				return -ENOENT;
+			out->name = named->name;
+			out->offset = offset - named->start;
+			out->module = object->path;
+			return 0;
+		}
+		user_object_load(object, pid, mapping);
+	}
 
 	/* the last symbol starting at or below offset, if it covers offset */
 	int low = 0, high = object->count;
@@ -762,6 +831,175 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 	return -ENOENT;
 }
 
+/* ---- many user addresses at once ---- */
+
+/* A symbol competing to hold a wanted offset: one of the names at a start. */
+struct user_alias {
+	uint64_t size;
+	char *name;
+};
+
+/* The highest start seen at or below one wanted offset (and above the one
+ * before it), with every name at that start. */
+struct user_slot {
+	bool found;
+	uint64_t start;
+	VEC(struct user_alias) aliases;
+};
+
+struct user_batch {
+	struct elf_object *elf;
+	const uint64_t *offsets;  /* sorted, distinct */
+	int count;
+	struct user_slot *slots;  /* one per offset */
+};
+
+/* Each symbol competes only for the first wanted offset at or above its
+ * start, for the reason kernel_name_batch() gives. */
+static void user_batch_symbol(const char *name, uint64_t address, uint64_t size, void *context)
+{
+	struct user_batch *batch = context;
+	uint64_t start;
+
+	if (elf_object_address_to_offset(batch->elf, address, &start) < 0)
+		return;
+	int low = 0, high = batch->count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		if (batch->offsets[middle] < start)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == batch->count)
+		return;
+	struct user_slot *slot = &batch->slots[low];
+	if (slot->found && start < slot->start)
+		return;
+	if (!slot->found || start > slot->start) {
+		for (int i = 0; i < slot->aliases.count; i++)
+			free(slot->aliases.items[i].name);
+		slot->aliases.count = 0;
+		slot->found = true;
+		slot->start = start;
+	}
+	vec_push(&slot->aliases, ((struct user_alias){ .size = size, .name = xstrdup(name) }));
+}
+
+/* Of the names at one start, the one the whole table would answer for
+ * offset: the plainest (user_symbol_compare's order) that covers it. */
+static const struct user_alias *user_slot_best(const struct user_slot *slot, uint64_t offset)
+{
+	const struct user_alias *best = NULL;
+
+	for (int i = 0; i < slot->aliases.count; i++) {
+		const struct user_alias *alias = &slot->aliases.items[i];
+		if (offset - slot->start >= alias->size)
+			continue;
+		int order = best ? user_name_rank(alias->name) - user_name_rank(best->name) : -1;
+		if (!best || order < 0 || (order == 0 && strcmp(alias->name, best->name) < 0))
+			best = alias;
+	}
+	return best;
+}
+
+static int compare_user_named(const void *pa, const void *pb)
+{
+	const struct user_named *a = pa, *b = pb;
+	return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+/* Names offsets (sorted, distinct, none named yet) of an object whose table
+ * is not loaded, in one pass over its symbols that keeps only the names
+ * that can hold them. */
+static void user_object_name_offsets(struct user_object *object, pid_t pid,
+				     const struct user_mapping *mapping, const uint64_t *offsets,
+				     int count)
+{
+	struct user_batch batch = {
+		.offsets = offsets, .count = count,
+		.slots = xcalloc((size_t)count + 1, sizeof(struct user_slot)),
+	};
+
+	batch.elf = user_object_open(object, pid, mapping);
+	if (batch.elf) {
+		elf_object_foreach_function(batch.elf, user_batch_symbol, &batch);
+		elf_object_close(batch.elf);
+	}
+	const struct user_slot *holder = NULL;
+	for (int i = 0; i < count; i++) {
+		if (batch.slots[i].found)
+			holder = &batch.slots[i];
+		const struct user_alias *best = holder ? user_slot_best(holder, offsets[i]) : NULL;
+		struct user_named named = {
+			.offset = offsets[i],
+			.start = holder ? holder->start : 0,
+			.name = best ? user_demangled(best->name) : NULL,
+		};
+		vec_push(&object->named, named);
+	}
+	for (int i = 0; i < count; i++) {
+		for (int j = 0; j < batch.slots[i].aliases.count; j++)
+			free(batch.slots[i].aliases.items[j].name);
+		free(batch.slots[i].aliases.items);
+	}
+	free(batch.slots);
+	qsort(object->named.items, (size_t)object->named.count, sizeof(*object->named.items),
+	      compare_user_named);
+}
+
+/* An address of the batch, placed in its object. */
+struct user_wanted {
+	struct user_object *object;
+	uint64_t offset;
+	pid_t pid;
+	struct user_mapping mapping;
+};
+
+static int compare_user_wanted(const void *pa, const void *pb)
+{
+	const struct user_wanted *a = pa, *b = pb;
+
+	if (a->object != b->object)
+		return (uintptr_t)a->object < (uintptr_t)b->object ? -1 : 1;
+	return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+void symbols_user_batch(const struct symbols_user_address *addresses, int count)
+{
+	VEC(struct user_wanted) wanted = { 0 };
+
+	for (int i = 0; i < count; i++) {
+		if (addresses[i].pid <= 0)
+			continue;
+		struct user_process *process = user_process_get(addresses[i].pid);
+		const struct user_mapping *mapping = process->gone ? NULL
+					: user_find_mapping(process, addresses[i].address);
+		if (!mapping || mapping->object->loaded)
+			continue;
+		uint64_t offset = addresses[i].address - mapping->start + mapping->file_offset;
+		if (user_named_find(mapping->object, offset))
+			continue;
+		vec_push(&wanted, ((struct user_wanted){ .object = mapping->object, .offset = offset,
+							 .pid = addresses[i].pid,
+							 .mapping = *mapping }));
+	}
+	if (wanted.count)
+		qsort(wanted.items, (size_t)wanted.count, sizeof(*wanted.items), compare_user_wanted);
+	uint64_t *offsets = xcalloc((size_t)wanted.count + 1, sizeof(*offsets));
+	for (int first = 0, next; first < wanted.count; first = next) {
+		const struct user_wanted *group = &wanted.items[first];
+		int unique = 0;
+		for (next = first; next < wanted.count && wanted.items[next].object == group->object;
+		     next++)
+			if (!unique || offsets[unique - 1] != wanted.items[next].offset)
+				offsets[unique++] = wanted.items[next].offset;
+		user_object_name_offsets(group->object, group->pid, &group->mapping, offsets, unique);
+	}
+	free(offsets);
+	free(wanted.items);
+}
+
 /* ---- cleanup ---- */
 
 void symbols_free(void)
@@ -772,6 +1010,9 @@ void symbols_free(void)
 		for (int j = 0; j < object->count; j++)
 			free(object->symbols[j].name);
 		free(object->symbols);
+		for (int j = 0; j < object->named.count; j++)
+			free(object->named.items[j].name);
+		free(object->named.items);
 		free(object->path);
 		free(object);
 	}

@@ -534,6 +534,80 @@ static void test_user_prepared(void)
 		   "an exited process that was never read was prepared");
 }
 
+/* The executable mappings of this process: [start, end) pairs, at most max. */
+static int self_code_ranges(uint64_t (*ranges)[2], int max)
+{
+	FILE *file = fopen("/proc/self/maps", "r");
+	char line[512];
+	int count = 0;
+
+	while (file && count < max && fgets(line, sizeof(line), file)) {
+		unsigned long long start, end;
+		char perms[8], path[256] = "";
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, path) >= 3 &&
+		    strchr(perms, 'x') && path[0] == '/') {
+			ranges[count][0] = start;
+			ranges[count][1] = end;
+			count++;
+		}
+	}
+	if (file)
+		fclose(file);
+	return count;
+}
+
+/* symbols_user_batch() names 3,000 addresses spread over this process's
+ * code (the test binary, libc, libelf...) exactly as the whole tables do. */
+static void test_user_batch(void)
+{
+	enum { COUNT = 3000 };
+	uint64_t ranges[32][2];
+	int range_count = self_code_ranges(ranges, 32);
+	struct symbols_user_address *addresses = xcalloc(COUNT, sizeof(*addresses));
+	char **batch_names = xcalloc(COUNT, sizeof(char *));
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	int differ = 0, named = 0;
+
+	if (range_count == 0) {
+		skip("user_batch_same_as_table", "no executable file mappings");
+		free(addresses);
+		free(batch_names);
+		return;
+	}
+	for (int i = 0; i < COUNT; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		const uint64_t *range = ranges[seed % (uint64_t)range_count];
+		addresses[i] = (struct symbols_user_address){
+			.pid = getpid(), .address = range[0] + (seed >> 20) % (range[1] - range[0]),
+		};
+	}
+	symbols_free();
+	symbols_user_batch(addresses, COUNT);
+	for (int i = 0; i < COUNT; i++) {
+		struct symbol_lookup symbol;
+		if (symbols_user(getpid(), addresses[i].address, &symbol) == 0)
+			batch_names[i] = xasprintf("%s+%llu", symbol.name,
+						   (unsigned long long)symbol.offset);
+	}
+	symbols_free(); /* again, with whole tables */
+	for (int i = 0; i < COUNT; i++) {
+		struct symbol_lookup symbol;
+		char *whole = symbols_user(getpid(), addresses[i].address, &symbol) == 0
+			      ? xasprintf("%s+%llu", symbol.name, (unsigned long long)symbol.offset)
+			      : NULL;
+		differ += (whole == NULL) != (batch_names[i] == NULL) ||
+			  (whole && batch_names[i] && strcmp(whole, batch_names[i]) != 0);
+		named += whole != NULL;
+		free(whole);
+		free(batch_names[i]);
+	}
+	check_true("user_batch_same_as_table", differ == 0 && named > COUNT / 4,
+		   "the batch names some addresses differently from the tables");
+	symbols_free();
+	free(batch_names);
+	free(addresses);
+}
+
 static void test_user_gone(void)
 {
 	struct symbol_lookup symbol;
@@ -793,6 +867,7 @@ int main(void)
 	test_kernel_batch();
 	test_kernel_real();
 	test_user_self();
+	test_user_batch();
 	test_user_gone();
 	test_user_demangled();
 	test_user_vdso();
