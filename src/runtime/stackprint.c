@@ -237,55 +237,95 @@ static void stack_put_frame(struct strbuf *sb, const struct stack_part *part, in
 		strbuf_puts(sb, "_[k]");
 }
 
-static void stack_entry_build(struct stack_entry *entry, const struct map_desc *map,
-			      const unsigned char *key, const struct stack_table *table,
-			      int style, bool with_identity)
+/* What building an entry needs for a moment: its parts and its line, kept
+ * from one entry to the next so that thousands of entries do not each
+ * allocate and grow their own. */
+struct stack_scratch {
+	VEC(struct stack_part) parts;  /* the capacity of each one's frames kept too */
+	struct strbuf text;            /* plain fields' texts, one after another */
+	VEC(size_t) text_at;           /* where each part's text starts in text */
+	struct strbuf line;
+};
+
+static void stack_scratch_free(struct stack_scratch *scratch)
+{
+	for (int i = 0; i < scratch->parts.count; i++)
+		free(scratch->parts.items[i].frames.items);
+	free(scratch->parts.items);
+	strbuf_free(&scratch->text);
+	free(scratch->text_at.items);
+	strbuf_free(&scratch->line);
+}
+
+/* The entry's folded line (and identity, for blocks and JSON); its parts
+ * are kept only for blocks and JSON, which print them one by one. */
+static void stack_entry_build(struct stack_entry *entry, struct stack_scratch *scratch,
+			      const struct map_desc *map, const unsigned char *key,
+			      const struct stack_table *table, int style, bool for_blocks)
 {
 	const struct type *key_type = map->key_type;
 	int field_count = map->key_is_multi ? key_type->field_count : 1;
 
+	while (scratch->parts.count < field_count)
+		vec_push(&scratch->parts, ((struct stack_part){ 0 }));
+	strbuf_reset(&scratch->text);
+	scratch->text_at.count = 0;
 	for (int i = 0; i < field_count; i++) {
 		const struct type *type = map->key_is_multi ? key_type->fields[i].type : key_type;
 		const unsigned char *data = key + (map->key_is_multi ? key_type->fields[i].offset : 0);
-		struct stack_part part = { 0 };
+		struct stack_part *part = &scratch->parts.items[i];
+		*part = (struct stack_part){ .frames = { .items = part->frames.items,
+							 .capacity = part->frames.capacity } };
+		vec_push(&scratch->text_at, scratch->text.length);
 		if (type->kind == TYPE_STACK) {
-			stack_part_of_stack(&part, type, data, table);
+			stack_part_of_stack(part, type, data, table);
 		} else {
-			struct strbuf sb;
-			strbuf_init(&sb);
-			format_value(&sb, type, data, false);
-			part.text = strbuf_release(&sb);
-			vec_push(&part.frames, part.text);
-			part.is_text = type->kind == TYPE_STRING;
+			format_value(&scratch->text, type, data, false);
+			strbuf_putc(&scratch->text, '\0');
+			part->is_text = type->kind == TYPE_STRING;
 		}
-		vec_push(&entry->parts, part);
 	}
+	/* the texts are in place now that the buffer has stopped moving */
+	for (int i = 0; i < field_count; i++)
+		if (scratch->parts.items[i].frames.count == 0 && !scratch->parts.items[i].is_stack)
+			vec_push(&scratch->parts.items[i].frames,
+				 scratch->text.data + scratch->text_at.items[i]);
 
-	struct strbuf line;
-	strbuf_init(&line);
+	struct strbuf *line = &scratch->line;
+	strbuf_reset(line);
 	bool user_seen = false;
-	for (int i = 0; i < entry->parts.count; i++) {
-		const struct stack_part *part = &entry->parts.items[i];
+	for (int i = 0; i < field_count; i++) {
+		const struct stack_part *part = &scratch->parts.items[i];
 		if (!part->is_stack && !part->is_text)
 			continue;
 		if ((style & STACK_STYLE_DELIMIT) && part->is_stack && part->is_kernel && user_seen)
-			strbuf_puts(&line, line.length ? ";-" : "-");
+			strbuf_puts(line, line->length ? ";-" : "-");
 		user_seen |= part->is_stack && !part->is_kernel;
 		for (int f = 0; f < part->frames.count; f++) {
-			if (line.length)
-				strbuf_putc(&line, ';');
-			stack_put_frame(&line, part, f, style);
+			if (line->length)
+				strbuf_putc(line, ';');
+			stack_put_frame(line, part, f, style);
 		}
 	}
-	entry->folded = strbuf_release(&line);
-	if (!with_identity)
+	entry->folded = xstrndup(line->data ? line->data : "", line->length);
+	if (!for_blocks)
 		return;
-	strbuf_init(&line);
-	strbuf_puts(&line, entry->folded);
-	for (int i = 0; i < entry->parts.count; i++)
-		if (!entry->parts.items[i].is_stack && !entry->parts.items[i].is_text)
-			strbuf_printf(&line, "\n%s", entry->parts.items[i].text);
-	entry->identity = strbuf_release(&line);
+	for (int i = 0; i < field_count; i++) {
+		const struct stack_part *part = &scratch->parts.items[i];
+		if (!part->is_stack && !part->is_text)
+			strbuf_printf(line, "\n%s", part->frames.items[0]);
+	}
+	entry->identity = xstrndup(line->data, line->length);
+	for (int i = 0; i < field_count; i++) {
+		struct stack_part copy = scratch->parts.items[i];
+		memset(&copy.frames, 0, sizeof(copy.frames));
+		if (!copy.is_stack)
+			copy.text = xstrdup(scratch->parts.items[i].frames.items[0]);
+		for (int f = 0; f < scratch->parts.items[i].frames.count; f++)
+			vec_push(&copy.frames, copy.is_stack ? scratch->parts.items[i].frames.items[f]
+							     : copy.text);
+		vec_push(&entry->parts, copy);
+	}
 }
 
 static void stack_entry_free(struct stack_entry *entry)
@@ -390,15 +430,28 @@ int print_tool_stacks(const struct output *out, const struct map_desc *map,
 	bool by_line = (folded && !out->json) || flamegraph;
 
 	stack_table_read(&table, map, &snap);
+	struct stack_scratch scratch = { 0 };
 	struct stack_entry *entries = xcalloc(snap.count + 1, sizeof(*entries));
 	for (int i = 0; i < snap.count; i++) {
-		stack_entry_build(&entries[i], map, snapshot_key(&snap, i), &table,
+		stack_entry_build(&entries[i], &scratch, map, snapshot_key(&snap, i), &table,
 				  event->stack_style, !by_line);
 		entries[i].count = snapshot_fold(&snap, map->value_type, snapshot_value(&snap, i));
 	}
 	int read = snap.count;
+	stack_scratch_free(&scratch);
 	stack_table_free(&table);
 	snapshot_free(&snap);
+
+	if (flamegraph) {
+		/* the set merges equal lines itself, and the graph sorts them */
+		struct folded_set set = { 0 };
+		for (int i = 0; i < read; i++)
+			folded_take(&set, entries[i].folded, entries[i].count);
+		free(entries);
+		picture_flamegraph(out->picture, &set);
+		folded_free(&set);
+		return 0;
+	}
 	qsort(entries, read, sizeof(*entries), by_line ? compare_folded : compare_identity);
 	int count = 0;
 	for (int i = 0; i < read; i++) {
@@ -412,18 +465,6 @@ int print_tool_stacks(const struct output *out, const struct map_desc *map,
 	}
 	if (!folded)
 		qsort(entries, count, sizeof(*entries), compare_count);
-
-	if (flamegraph) {
-		struct folded_set set = { 0 };
-		for (int i = 0; i < count; i++) {
-			folded_add(&set, entries[i].folded, entries[i].count);
-			stack_entry_free(&entries[i]);
-		}
-		free(entries);
-		picture_flamegraph(out->picture, &set);
-		folded_free(&set);
-		return 0;
-	}
 
 	/* written an entry at a time: the whole text would be one more copy
 	 * of every line */
