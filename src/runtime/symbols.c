@@ -323,6 +323,16 @@ void symbols_kernel_names(const uint64_t *addresses, int count, const char **nam
 		}
 		return;
 	}
+	/* named already, as every frame of a map is once its batch is done */
+	int known = 0;
+	for (; known < count; known++) {
+		const struct kernel_named *named = kernel_named_find(addresses[known]);
+		if (!named)
+			break;
+		names[known] = named->name;
+	}
+	if (known >= count)
+		return;
 	uint64_t *missing = xcalloc((size_t)count + 1, sizeof(uint64_t));
 	int missing_count = 0;
 	for (int i = 0; i < count; i++)
@@ -965,12 +975,35 @@ static int compare_user_wanted(const void *pa, const void *pb)
 	return (a->offset > b->offset) - (a->offset < b->offset);
 }
 
+/* Whether (pid, address) was seen before in this batch: stacks share most
+ * of their frames, and the addresses are many times the distinct ones. */
+static bool user_batch_seen(const struct symbols_user_address *addresses, int *seen,
+			    size_t mask, int i)
+{
+	uint64_t hash = (addresses[i].address ^ ((uint64_t)addresses[i].pid << 40)) *
+			0x9e3779b97f4a7c15ull;
+
+	for (size_t slot = (hash >> 20) & mask;; slot = (slot + 1) & mask) {
+		if (!seen[slot]) {
+			seen[slot] = i + 1;
+			return false;
+		}
+		const struct symbols_user_address *known = &addresses[seen[slot] - 1];
+		if (known->pid == addresses[i].pid && known->address == addresses[i].address)
+			return true;
+	}
+}
+
 void symbols_user_batch(const struct symbols_user_address *addresses, int count)
 {
 	VEC(struct user_wanted) wanted = { 0 };
+	size_t seen_size = 16;
 
+	while (seen_size < 2 * (size_t)count)
+		seen_size *= 2;
+	int *seen = xcalloc(seen_size, sizeof(*seen));
 	for (int i = 0; i < count; i++) {
-		if (addresses[i].pid <= 0)
+		if (addresses[i].pid <= 0 || user_batch_seen(addresses, seen, seen_size - 1, i))
 			continue;
 		struct user_process *process = user_process_get(addresses[i].pid);
 		const struct user_mapping *mapping = process->gone ? NULL
@@ -984,6 +1017,7 @@ void symbols_user_batch(const struct symbols_user_address *addresses, int count)
 							 .pid = addresses[i].pid,
 							 .mapping = *mapping }));
 	}
+	free(seen);
 	if (wanted.count)
 		qsort(wanted.items, (size_t)wanted.count, sizeof(*wanted.items), compare_user_wanted);
 	uint64_t *offsets = xcalloc((size_t)wanted.count + 1, sizeof(*offsets));
