@@ -61,9 +61,35 @@ struct stack_read {
 };
 
 struct stack_table {
-	VEC(struct stack_read) stacks; /* sorted by depth, then id */
+	VEC(struct stack_read) stacks; /* each once */
 	VEC(uint64_t) frames;
+	/* open-addressing index of stacks (position + 1; 0 is free): every
+	 * key field looks its stack up twice */
+	int *index;
+	size_t index_mask;
 };
+
+static size_t stack_slot(int depth, int64_t id, size_t mask)
+{
+	return (size_t)((((uint64_t)depth << 32) ^ (uint64_t)id) * 0x9e3779b97f4a7c15ull >> 24) & mask;
+}
+
+static void stack_table_index(struct stack_table *table)
+{
+	size_t size = 16;
+
+	while (size < 2 * (size_t)table->stacks.count)
+		size *= 2;
+	table->index = xcalloc(size, sizeof(*table->index));
+	table->index_mask = size - 1;
+	for (int i = 0; i < table->stacks.count; i++) {
+		const struct stack_read *read = &table->stacks.items[i];
+		size_t slot = stack_slot(read->depth, read->id, table->index_mask);
+		while (table->index[slot])
+			slot = (slot + 1) & table->index_mask;
+		table->index[slot] = i + 1;
+	}
+}
 
 static int compare_stack_reads(const void *pa, const void *pb)
 {
@@ -77,12 +103,15 @@ static int compare_stack_reads(const void *pa, const void *pb)
 /* (like strchr, the answer may be changed through) */
 static struct stack_read *stack_table_find(const struct stack_table *table, int depth, int64_t id)
 {
-	struct stack_read wanted = { .depth = depth, .id = id };
-
-	if (table->stacks.count == 0)
+	if (!table->index)
 		return NULL;
-	return bsearch(&wanted, table->stacks.items, (size_t)table->stacks.count,
-		       sizeof(wanted), compare_stack_reads);
+	for (size_t slot = stack_slot(depth, id, table->index_mask); table->index[slot];
+	     slot = (slot + 1) & table->index_mask) {
+		struct stack_read *read = &table->stacks.items[table->index[slot] - 1];
+		if (read->depth == depth && read->id == id)
+			return read;
+	}
+	return NULL;
 }
 
 /* Calls visit for each stack field of each entry of the snapshot. */
@@ -177,6 +206,7 @@ static void stack_table_read(struct stack_table *table, const struct map_desc *m
 		table->stacks.items[unique++] = *read;
 	}
 	table->stacks.count = unique;
+	stack_table_index(table);
 
 	struct stack_addresses frames_seen = { .table = table };
 	stack_foreach_field(map, snap, stack_note_frames, &frames_seen);
@@ -190,6 +220,7 @@ static void stack_table_read(struct stack_table *table, const struct map_desc *m
 
 static void stack_table_free(struct stack_table *table)
 {
+	free(table->index);
 	free(table->stacks.items);
 	free(table->frames.items);
 }
