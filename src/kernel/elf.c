@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ struct elf_object {
 	 * table converts tens of thousands of addresses */
 	struct elf_segment *segments;
 	int segment_count; /* -1 until read */
+	bool releasable;   /* the image is libelf's read-only mapping of the file */
 };
 
 static bool libelf_ready(void)
@@ -54,10 +56,37 @@ static bool libelf_ready(void)
 	return state > 0;
 }
 
+/*
+ * Whether libelf read the file by mapping it whole (it falls back to a
+ * malloc'd copy when it cannot), told by the mapping sonde's maps list at
+ * the image's address: the file's inode at offset 0.
+ */
+static bool elf_image_is_file_mapping(const struct elf_object *object, const struct stat *st)
+{
+	size_t size;
+	char *image = elf_rawfile(object->elf, &size);
+	char *maps = image ? read_file("/proc/self/maps", NULL) : NULL;
+	bool found = false;
+
+	for (char *line = maps; line && *line && !found;) {
+		unsigned long long start, offset;
+		unsigned long inode;
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		found = sscanf(line, "%llx-%*x %*s %llx %*x:%*x %lu", &start, &offset, &inode) == 3 &&
+			start == (uintptr_t)image && offset == 0 && inode == st->st_ino &&
+			st->st_ino != 0;
+		line = end ? end + 1 : NULL;
+	}
+	free(maps);
+	return found;
+}
+
 int elf_object_open(const char *path, struct elf_object **out, char **error)
 {
 	struct elf_object *object;
-	struct stat st;
+	struct stat st = { 0 };
 	int fd, err;
 
 	*out = NULL;
@@ -92,6 +121,7 @@ int elf_object_open(const char *path, struct elf_object **out, char **error)
 		elf_object_close(object);
 		return -ENOEXEC;
 	}
+	object->releasable = elf_image_is_file_mapping(object, &st);
 	*out = object;
 	return 0;
 }
@@ -156,11 +186,31 @@ static bool is_function(const GElf_Sym *sym)
  * Calls visit for every defined symbol in .symtab, then .dynsym; stops
  * early when visit returns true. A stripped binary simply has no .symtab.
  */
+/* Symbols read between two releases of the file's pages (below). */
+#define ELF_SYMBOLS_PER_RELEASE 4096
+
+/*
+ * Gives back the pages of a mapped file read so far. The symbol and string
+ * tables of a big library (LLVM's, a browser's) are megabytes; read through
+ * the mapping they would all count in sonde's resident memory until the
+ * file is closed. They are only read, so dropping them costs nothing but a
+ * page cache lookup if one is needed again.
+ */
+static void elf_release_pages(const struct elf_object *object)
+{
+	size_t size;
+	char *image = object->releasable ? elf_rawfile(object->elf, &size) : NULL;
+
+	if (image)
+		madvise(image, size, MADV_DONTNEED);
+}
+
 static void foreach_symbol(struct elf_object *object,
 			   bool (*visit)(const GElf_Sym *sym, const char *name, void *context),
 			   void *context)
 {
 	const Elf64_Word table_types[] = { SHT_SYMTAB, SHT_DYNSYM };
+	size_t read = 0;
 
 	for (size_t t = 0; t < 2; t++) {
 		Elf_Scn *section = NULL;
@@ -179,16 +229,21 @@ static void foreach_symbol(struct elf_object *object,
 				GElf_Sym sym;
 				const char *name;
 
+				if (++read % ELF_SYMBOLS_PER_RELEASE == 0)
+					elf_release_pages(object);
 				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 					continue;
 				name = elf_strptr(object->elf, shdr.sh_link, sym.st_name);
 				if (!name || !name[0])
 					continue;
-				if (visit(&sym, name, context))
+				if (visit(&sym, name, context)) {
+					elf_release_pages(object);
 					return;
+				}
 			}
 		}
 	}
+	elf_release_pages(object);
 }
 
 struct function_visitor {
