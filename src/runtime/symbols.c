@@ -18,7 +18,11 @@
  * searched by offset. Working in file offsets makes PIE executables, fixed
  * executables and shared libraries the same case. Objects are shared between
  * processes by device and inode, and opened through /proc/PID/root so that a
- * process in a container is read from its own filesystem.
+ * process in a container is read from its own filesystem. Printing a map of
+ * thousands of stacks names its frames first in a batch
+ * (symbols_user_batch): each object's symbols are read once and only the
+ * names that hold those addresses are kept, the same answers for a fraction
+ * of the memory and time of whole tables.
  *
  * Three kinds of code have no file behind them. The vDSO is the same image
  * in every process, so sonde's own copy (found through AT_SYSINFO_EHDR) is
