@@ -24,8 +24,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* A PT_LOAD segment: link-time addresses [address, address + size) are at
+ * file offsets from offset. */
+struct elf_segment {
+	uint64_t address, size, offset;
+};
 
 struct elf_object {
 	char *path;
@@ -33,6 +40,11 @@ struct elf_object {
 	void *image;       /* that image's copy, which libelf reads in place */
 	Elf *elf;
 	GElf_Ehdr header;
+	/* the PT_LOAD segments, read at the first address_to_offset: a symbol
+	 * table converts tens of thousands of addresses */
+	struct elf_segment *segments;
+	int segment_count; /* -1 until read */
+	bool releasable;   /* the image is libelf's read-only mapping of the file */
 };
 
 static bool libelf_ready(void)
@@ -44,10 +56,37 @@ static bool libelf_ready(void)
 	return state > 0;
 }
 
+/*
+ * Whether libelf read the file by mapping it whole (it falls back to a
+ * malloc'd copy when it cannot), told by the mapping sonde's maps list at
+ * the image's address: the file's inode at offset 0.
+ */
+static bool elf_image_is_file_mapping(const struct elf_object *object, const struct stat *st)
+{
+	size_t size;
+	char *image = elf_rawfile(object->elf, &size);
+	char *maps = image ? read_file("/proc/self/maps", NULL) : NULL;
+	bool found = false;
+
+	for (char *line = maps; line && *line && !found;) {
+		unsigned long long start, offset;
+		unsigned long inode;
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		found = sscanf(line, "%llx-%*x %*s %llx %*x:%*x %lu", &start, &offset, &inode) == 3 &&
+			start == (uintptr_t)image && offset == 0 && inode == st->st_ino &&
+			st->st_ino != 0;
+		line = end ? end + 1 : NULL;
+	}
+	free(maps);
+	return found;
+}
+
 int elf_object_open(const char *path, struct elf_object **out, char **error)
 {
 	struct elf_object *object;
-	struct stat st;
+	struct stat st = { 0 };
 	int fd, err;
 
 	*out = NULL;
@@ -68,6 +107,7 @@ int elf_object_open(const char *path, struct elf_object **out, char **error)
 	}
 	object = xcalloc(1, sizeof(*object));
 	object->fd = fd;
+	object->segment_count = -1;
 	object->path = xstrdup(path);
 	object->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!object->elf || elf_kind(object->elf) != ELF_K_ELF ||
@@ -81,6 +121,7 @@ int elf_object_open(const char *path, struct elf_object **out, char **error)
 		elf_object_close(object);
 		return -ENOEXEC;
 	}
+	object->releasable = elf_image_is_file_mapping(object, &st);
 	*out = object;
 	return 0;
 }
@@ -97,6 +138,7 @@ int elf_object_open_memory(const void *image, size_t size, const char *name,
 	}
 	object = xcalloc(1, sizeof(*object));
 	object->fd = -1;
+	object->segment_count = -1;
 	object->path = xstrdup(name);
 	object->image = xmalloc(size);
 	memcpy(object->image, image, size);
@@ -120,6 +162,7 @@ void elf_object_close(struct elf_object *object)
 	if (object->fd >= 0)
 		close(object->fd);
 	free(object->image);
+	free(object->segments);
 	free(object->path);
 	free(object);
 }
@@ -143,11 +186,31 @@ static bool is_function(const GElf_Sym *sym)
  * Calls visit for every defined symbol in .symtab, then .dynsym; stops
  * early when visit returns true. A stripped binary simply has no .symtab.
  */
+/* Symbols read between two releases of the file's pages (below). */
+#define ELF_SYMBOLS_PER_RELEASE 4096
+
+/*
+ * Gives back the pages of a mapped file read so far. The symbol and string
+ * tables of a big library (LLVM's, a browser's) are megabytes; read through
+ * the mapping they would all count in sonde's resident memory until the
+ * file is closed. They are only read, so dropping them costs nothing but a
+ * page cache lookup if one is needed again.
+ */
+static void elf_release_pages(const struct elf_object *object)
+{
+	size_t size;
+	char *image = object->releasable ? elf_rawfile(object->elf, &size) : NULL;
+
+	if (image)
+		madvise(image, size, MADV_DONTNEED);
+}
+
 static void foreach_symbol(struct elf_object *object,
 			   bool (*visit)(const GElf_Sym *sym, const char *name, void *context),
 			   void *context)
 {
 	const Elf64_Word table_types[] = { SHT_SYMTAB, SHT_DYNSYM };
+	size_t read = 0;
 
 	for (size_t t = 0; t < 2; t++) {
 		Elf_Scn *section = NULL;
@@ -166,35 +229,45 @@ static void foreach_symbol(struct elf_object *object,
 				GElf_Sym sym;
 				const char *name;
 
+				if (++read % ELF_SYMBOLS_PER_RELEASE == 0)
+					elf_release_pages(object);
 				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
 					continue;
 				name = elf_strptr(object->elf, shdr.sh_link, sym.st_name);
 				if (!name || !name[0])
 					continue;
-				if (visit(&sym, name, context))
+				if (visit(&sym, name, context)) {
+					elf_release_pages(object);
 					return;
+				}
 			}
 		}
 	}
+	elf_release_pages(object);
 }
 
-struct function_collector {
-	elf_symbol_list *out;
-	int first;             /* index in out where this object's symbols start */
+struct function_visitor {
+	elf_function_visit visit;
+	void *context;
 };
 
-static bool collect_function(const GElf_Sym *sym, const char *name, void *context)
+static bool visit_function(const GElf_Sym *sym, const char *name, void *context)
 {
-	struct function_collector *collector = context;
-	elf_symbol_list *out = collector->out;
+	const struct function_visitor *visitor = context;
 
-	if (!is_function(sym))
-		return false;
+	if (is_function(sym))
+		visitor->visit(name, sym->st_value, sym->st_size, visitor->context);
+	return false;
+}
+
+static void collect_function(const char *name, uint64_t address, uint64_t size, void *context)
+{
+	elf_symbol_list *out = context;
+
 	/* Most functions are in both tables; elf_object_functions drops the
 	 * repeats after sorting. */
-	struct elf_symbol symbol = { xstrdup(name), sym->st_value, sym->st_size };
+	struct elf_symbol symbol = { xstrdup(name), address, size };
 	vec_push(out, symbol);
-	return false;
 }
 
 static int compare_symbols(const void *a, const void *b)
@@ -268,24 +341,32 @@ static struct elf_object *open_debug_file(struct elf_object *object)
 	return NULL;
 }
 
-int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
+void elf_object_foreach_function(struct elf_object *object, elf_function_visit visit,
+				 void *context)
 {
-	struct function_collector collector = { out, out->count };
+	struct function_visitor visitor = { visit, context };
 
-	foreach_symbol(object, collect_function, &collector);
+	foreach_symbol(object, visit_function, &visitor);
 	if (!has_symtab(object)) {
 		struct elf_object *debug = open_debug_file(object);
 		if (debug) {
-			foreach_symbol(debug, collect_function, &collector);
+			foreach_symbol(debug, visit_function, &visitor);
 			elf_object_close(debug);
 		}
 	}
+}
+
+int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
+{
+	int first = out->count;
+
+	elf_object_foreach_function(object, collect_function, out);
 	/* Sort this object's symbols by name and drop repeated names. */
-	int count = out->count - collector.first, kept = 0;
+	int count = out->count - first, kept = 0;
 
 	if (count <= 0)
 		return 0; /* (and items may be NULL: no pointer arithmetic on it) */
-	struct elf_symbol *mine = out->items + collector.first;
+	struct elf_symbol *mine = out->items + first;
 	qsort(mine, (size_t)count, sizeof(*mine), compare_symbols);
 	for (int i = 0; i < count; i++) {
 		if (kept > 0 && strcmp(mine[kept - 1].name, mine[i].name) == 0) {
@@ -294,7 +375,7 @@ int elf_object_functions(struct elf_object *object, elf_symbol_list *out)
 		}
 		mine[kept++] = mine[i];
 	}
-	out->count = collector.first + kept;
+	out->count = first + kept;
 	return 0;
 }
 
@@ -325,20 +406,34 @@ int elf_object_find_symbol(struct elf_object *object, const char *name, struct e
 	return finder.found ? 0 : -ENOENT;
 }
 
-int elf_object_address_to_offset(const struct elf_object *object, uint64_t address,
-				 uint64_t *offset)
+static void elf_read_segments(struct elf_object *object)
 {
 	size_t count;
 
-	if (elf_getphdrnum(object->elf, &count) != 0)
-		return -ENOENT;
+	object->segment_count = 0;
+	if (elf_getphdrnum(object->elf, &count) != 0 || count == 0)
+		return;
+	object->segments = xcalloc(count, sizeof(*object->segments));
 	for (size_t i = 0; i < count; i++) {
 		GElf_Phdr phdr;
 
 		if (!gelf_getphdr(object->elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
 			continue;
-		if (address >= phdr.p_vaddr && address < phdr.p_vaddr + phdr.p_memsz) {
-			*offset = address - phdr.p_vaddr + phdr.p_offset;
+		object->segments[object->segment_count++] = (struct elf_segment){
+			.address = phdr.p_vaddr, .size = phdr.p_memsz, .offset = phdr.p_offset,
+		};
+	}
+}
+
+int elf_object_address_to_offset(struct elf_object *object, uint64_t address, uint64_t *offset)
+{
+	if (object->segment_count < 0)
+		elf_read_segments(object);
+	for (int i = 0; i < object->segment_count; i++) {
+		const struct elf_segment *segment = &object->segments[i];
+
+		if (address >= segment->address && address - segment->address < segment->size) {
+			*offset = address - segment->address + segment->offset;
 			return 0;
 		}
 	}

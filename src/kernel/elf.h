@@ -74,12 +74,19 @@ bool elf_object_is_relocatable(const struct elf_object *object);
  * ID under /usr/lib/debug), sorted by name, each name once (the lowest
  * address). */
 int elf_object_functions(struct elf_object *object, elf_symbol_list *out);
+/* Calls visit for every function symbol of the tables elf_object_functions()
+ * reads, without copying, sorting or dropping anything: the name is valid
+ * during the call only, and a function in both .symtab and .dynsym comes
+ * twice. For reading a big table once and keeping a few of its names. */
+typedef void (*elf_function_visit)(const char *name, uint64_t address, uint64_t size,
+				   void *context);
+void elf_object_foreach_function(struct elf_object *object, elf_function_visit visit,
+				 void *context);
 /* Finds a defined symbol of any type by exact name. 0 or -ENOENT. */
 int elf_object_find_symbol(struct elf_object *object, const char *name, struct elf_symbol *out);
 /* Converts a link-time virtual address to the file offset that holds it,
  * through the PT_LOAD program headers. 0 or -ENOENT when no segment maps it. */
-int elf_object_address_to_offset(const struct elf_object *object, uint64_t address,
-				 uint64_t *offset);
+int elf_object_address_to_offset(struct elf_object *object, uint64_t address, uint64_t *offset);
 /* Whether address is in an executable segment's file-backed part. */
 bool elf_object_address_is_code(const struct elf_object *object, uint64_t address);
 /* Appends the object's USDT probes (none: returns 0 with nothing added). */

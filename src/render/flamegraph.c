@@ -398,8 +398,14 @@ int flamegraph_svg(const struct folded_set *set, const struct folded_set *before
 	status = flame_check_options(options, error);
 	if (status)
 		return status;
-	flame_gather(set, before, options->reverse, &now, &then);
-	flame_lay_out(&now, differential ? &then : NULL, &layout);
+	/* the stacks as given need no copy; reversed or beside a second
+	 * profile they are gathered anew */
+	if (differential || options->reverse) {
+		flame_gather(set, before, options->reverse, &now, &then);
+		flame_lay_out(&now, differential ? &then : NULL, &layout);
+	} else {
+		flame_lay_out(set, NULL, &layout);
+	}
 	scale = layout.total ? graph_width / (double)layout.total : 0;
 	for (int i = 0; i < layout.nodes.count; i++) {
 		if ((double)layout.nodes.items[i].samples * scale >= min_width &&

@@ -61,7 +61,10 @@ static void folded_index_grow(struct folded_set *set)
 		folded_index_insert(set, i);
 }
 
-void folded_add(struct folded_set *set, const char *frames, uint64_t count)
+/* Adds the stack; frames is stored as is when new (owned is the copy to
+ * keep, or NULL to copy frames). Returns whether frames was stored. */
+static bool folded_insert(struct folded_set *set, const char *frames, char *owned,
+			  uint64_t count)
 {
 	struct folded_stack stack;
 	size_t mask, slot;
@@ -74,13 +77,25 @@ void folded_add(struct folded_set *set, const char *frames, uint64_t count)
 
 		if (strcmp(known->frames, frames) == 0) {
 			known->count += count;
-			return;
+			return false;
 		}
 	}
-	stack.frames = xstrdup(frames);
+	stack.frames = owned ? owned : xstrdup(frames);
 	stack.count = count;
 	vec_push(&set->stacks, stack);
 	set->index[slot] = set->stacks.count;
+	return true;
+}
+
+void folded_add(struct folded_set *set, const char *frames, uint64_t count)
+{
+	folded_insert(set, frames, NULL, count);
+}
+
+void folded_take(struct folded_set *set, char *frames, uint64_t count)
+{
+	if (!folded_insert(set, frames, frames, count))
+		free(frames);
 }
 
 int folded_find(const struct folded_set *set, const char *frames)

@@ -33,6 +33,9 @@ struct folded_set {
 /* Adds count samples of the stack (frames as in struct folded_stack);
  * the same stack added twice keeps one entry with the counts summed. */
 void folded_add(struct folded_set *set, const char *frames, uint64_t count);
+/* The same with frames (malloc'd) handed over: kept, or freed when the
+ * stack was there already. */
+void folded_take(struct folded_set *set, char *frames, uint64_t count);
 /* The position of the stack with exactly these frames in set->stacks, or -1. */
 int folded_find(const struct folded_set *set, const char *frames);
 /* Parses text in any of the three forms above, adding to set. 0, or -EINVAL

@@ -131,8 +131,16 @@ static void perf_map_read_new(struct perf_map *map, int fd, off_t size)
 void perf_map_refresh(struct perf_map *map)
 {
 	struct stat st;
-	int fd = open(map->path, O_RDONLY | O_CLOEXEC);
 
+	/* one stat() when nothing changed, which is nearly always: the file
+	 * is only opened when it grew or was replaced */
+	if (stat(map->path, &st) < 0)
+		return;
+	bool replaced = st.st_dev != map->device || st.st_ino != map->inode ||
+			st.st_size < map->consumed;
+	if (!replaced && st.st_size == map->consumed && map->prefix_end)
+		return;
+	int fd = open(map->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0) {

@@ -18,7 +18,11 @@
  * searched by offset. Working in file offsets makes PIE executables, fixed
  * executables and shared libraries the same case. Objects are shared between
  * processes by device and inode, and opened through /proc/PID/root so that a
- * process in a container is read from its own filesystem.
+ * process in a container is read from its own filesystem. Printing a map of
+ * thousands of stacks names its frames first in a batch
+ * (symbols_user_batch): each object's symbols are read once and only the
+ * names that hold those addresses are kept, the same answers for a fraction
+ * of the memory and time of whole tables.
  *
  * Three kinds of code have no file behind them. The vDSO is the same image
  * in every process, so sonde's own copy (found through AT_SYSINFO_EHDR) is
@@ -225,20 +229,6 @@ static int compare_addresses(const void *pa, const void *pb)
 	return (a > b) - (a < b);
 }
 
-/* The index of the last of count sorted values that is <= value; -1 if none. */
-static int last_at_or_below(const uint64_t *values, int count, uint64_t value)
-{
-	int low = 0, high = count;
-	while (low < high) {
-		int middle = low + (high - low) / 2;
-		if (values[middle] <= value)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return low - 1;
-}
-
 static struct kernel_named *kernel_named_find(uint64_t address)
 {
 	int low = 0, high = kernel.named.count - 1;
@@ -262,66 +252,68 @@ static int compare_named(const void *pa, const void *pb)
 }
 
 /*
- * Names the addresses not named yet in two passes over kallsyms: the first
- * keeps only symbol addresses (8 bytes each) to find the symbol holding each
- * address, the second keeps only those symbols' names. A big profile's
- * few thousand kernel frames then cost their names, not 120,000 of them.
+ * Names the addresses not named yet (sorted, distinct) in one pass over
+ * kallsyms, keeping only the names that can hold one of them. The symbol
+ * holding an address is the last one starting at or below it. A line can
+ * only hold addresses from the first wanted one at or above its start
+ * (call it W): if it does not hold W, a later start lies between it and W
+ * and so before every wanted address after W too. So each line competes
+ * for one slot, W's, and keeps its name there only while it is the highest
+ * start seen for W. At the end, an address whose slot stayed empty has no
+ * symbol start between it and the wanted address before it: it shares that
+ * one's holder. A big profile's few thousand kernel frames then cost their
+ * names, not 120,000 of them, for one read of the file.
  */
 static void kernel_name_batch(const uint64_t *addresses, int count)
 {
-	VEC(uint64_t) starts = { 0 };
+	struct kernel_holder {
+		uint64_t start;
+		bool found;
+		struct strbuf name;
+	} *holders = xcalloc((size_t)count + 1, sizeof(*holders));
 	char *line = NULL;
 	size_t line_capacity = 0;
 	struct kallsyms_line parsed;
 	FILE *file = kallsyms_open();
 
-	if (file) {
-		while (getline(&line, &line_capacity, file) > 0)
-			if (kallsyms_parse(line, &parsed))
-				vec_push(&starts, parsed.address);
-		fclose(file);
-	}
-	qsort(starts.items, starts.count, sizeof(uint64_t), compare_addresses);
-
-	/* the symbol start of each address, and those starts in order */
-	uint64_t *holders = xcalloc((size_t)count + 1, sizeof(uint64_t));
-	uint64_t *wanted = xcalloc((size_t)count + 1, sizeof(uint64_t));
-	char **wanted_names = xcalloc((size_t)count + 1, sizeof(char *));
-	int wanted_count = 0;
-	for (int i = 0; i < count; i++) {
-		int at = last_at_or_below(starts.items, starts.count, addresses[i]);
-		holders[i] = at >= 0 ? starts.items[at] : 0;
-		if (at >= 0)
-			wanted[wanted_count++] = holders[i];
-	}
-	free(starts.items);
-	qsort(wanted, wanted_count, sizeof(uint64_t), compare_addresses);
-
-	file = wanted_count ? kallsyms_open() : NULL;
-	if (file) {
-		/* the first line of an address wins, as in the whole table */
-		while (getline(&line, &line_capacity, file) > 0) {
-			if (!kallsyms_parse(line, &parsed))
-				continue;
-			int at = last_at_or_below(wanted, wanted_count, parsed.address);
-			if (at >= 0 && wanted[at] == parsed.address && !wanted_names[at])
-				wanted_names[at] = xstrndup(parsed.name, parsed.name_length);
+	while (file && getline(&line, &line_capacity, file) > 0) {
+		if (!kallsyms_parse(line, &parsed))
+			continue;
+		/* the first wanted address at or above the start */
+		int low = 0, high = count;
+		while (low < high) {
+			int middle = low + (high - low) / 2;
+			if (addresses[middle] < parsed.address)
+				low = middle + 1;
+			else
+				high = middle;
 		}
-		fclose(file);
+		if (low == count)
+			continue;
+		struct kernel_holder *holder = &holders[low];
+		/* the first line of an address wins, as in the whole table */
+		if (holder->found && holder->start >= parsed.address)
+			continue;
+		holder->found = true;
+		holder->start = parsed.address;
+		strbuf_reset(&holder->name);
+		strbuf_append(&holder->name, parsed.name, parsed.name_length);
 	}
+	if (file)
+		fclose(file);
 	free(line);
+	const struct kernel_holder *previous = NULL;
 	for (int i = 0; i < count; i++) {
-		int at = holders[i] ? last_at_or_below(wanted, wanted_count, holders[i]) : -1;
+		if (holders[i].found)
+			previous = &holders[i];
 		struct kernel_named named = {
 			.address = addresses[i],
-			.name = at >= 0 && wanted_names[at] ? xstrdup(wanted_names[at]) : NULL,
+			.name = previous ? xstrdup(previous->name.data) : NULL,
 		};
 		vec_push(&kernel.named, named);
 	}
-	for (int i = 0; i < wanted_count; i++)
-		free(wanted_names[i]);
-	free(wanted_names);
-	free(wanted);
+	for (int i = 0; i < count; i++)
+		strbuf_free(&holders[i].name);
 	free(holders);
 	qsort(kernel.named.items, kernel.named.count, sizeof(*kernel.named.items), compare_named);
 }
@@ -335,6 +327,16 @@ void symbols_kernel_names(const uint64_t *addresses, int count, const char **nam
 		}
 		return;
 	}
+	/* named already, as every frame of a map is once its batch is done */
+	int known = 0;
+	for (; known < count; known++) {
+		const struct kernel_named *named = kernel_named_find(addresses[known]);
+		if (!named)
+			break;
+		names[known] = named->name;
+	}
+	if (known >= count)
+		return;
 	uint64_t *missing = xcalloc((size_t)count + 1, sizeof(uint64_t));
 	int missing_count = 0;
 	for (int i = 0; i < count; i++)
@@ -387,6 +389,13 @@ struct user_symbol {
 	bool demangled;  /* name has been through the demangler */
 };
 
+/* One offset named by a batch: the symbol's start and name. */
+struct user_named {
+	uint64_t offset;
+	uint64_t start;
+	char *name;      /* demangled */
+};
+
 struct user_object {
 	unsigned long device_major, device_minor;
 	unsigned long inode;
@@ -397,6 +406,9 @@ struct user_object {
 	bool is_vdso;    /* read from sonde's own copy of the vDSO */
 	struct user_symbol *symbols; /* sorted by offset */
 	int count;
+	/* offsets named by symbols_user_batch() without loading the table,
+	 * sorted by offset; name NULL where no symbol covers the offset */
+	VEC(struct user_named) named;
 };
 
 struct user_mapping {
@@ -415,6 +427,9 @@ struct user_process {
 				      * every file needed a name */
 	uint64_t perf_map_read_ns;   /* when that file was last checked for growth */
 };
+
+/* how often a process's perf map is checked for new lines, at the most */
+#define SYMBOLS_PERF_MAP_CHECK_NS 100000000ull
 
 static VEC(struct user_object *) user_objects;
 static VEC(struct user_process *) user_processes;
@@ -496,31 +511,55 @@ static struct elf_object *user_object_open(const struct user_object *object, pid
 	return elf;
 }
 
+struct user_load {
+	struct user_object *object;
+	struct elf_object *elf;
+	int capacity;
+};
+
+static void user_load_symbol(const char *name, uint64_t address, uint64_t size, void *context)
+{
+	struct user_load *load = context;
+	struct user_object *object = load->object;
+	uint64_t offset;
+
+	if (elf_object_address_to_offset(load->elf, address, &offset) < 0)
+		return;
+	if (object->count == load->capacity) {
+		load->capacity = load->capacity ? load->capacity * 2 : 256;
+		object->symbols = xrealloc(object->symbols,
+					   sizeof(*object->symbols) * (size_t)load->capacity);
+	}
+	object->symbols[object->count++] = (struct user_symbol){
+		.offset = offset, .size = size, .name = xstrdup(name),
+	};
+}
+
+/* The whole table of the object's functions, sorted by offset; a function
+ * listed in both .symtab and .dynsym is kept once. */
 static void user_object_load(struct user_object *object, pid_t pid,
 			     const struct user_mapping *mapping)
 {
-	elf_symbol_list functions = { 0 };
-
 	object->loaded = true;
 	struct elf_object *elf = user_object_open(object, pid, mapping);
 	if (!elf)
 		return;
-	if (elf_object_functions(elf, &functions) == 0 && functions.count > 0) {
-		object->symbols = xcalloc(functions.count, sizeof(*object->symbols));
-		for (int i = 0; i < functions.count; i++) {
-			const struct elf_symbol *symbol = &functions.items[i];
-			uint64_t offset;
-			if (elf_object_address_to_offset(elf, symbol->address, &offset) < 0)
-				continue;
-			object->symbols[object->count++] = (struct user_symbol){
-				.offset = offset, .size = symbol->size, .name = xstrdup(symbol->name),
-			};
-		}
-		qsort(object->symbols, object->count, sizeof(*object->symbols),
-		      user_symbol_compare);
-	}
-	elf_symbol_list_free(&functions);
+	struct user_load load = { .object = object, .elf = elf };
+	elf_object_foreach_function(elf, user_load_symbol, &load);
 	elf_object_close(elf);
+	if (object->count == 0)
+		return;
+	qsort(object->symbols, object->count, sizeof(*object->symbols), user_symbol_compare);
+	int kept = 1;
+	for (int i = 1; i < object->count; i++) {
+		struct user_symbol *symbol = &object->symbols[i], *last = &object->symbols[kept - 1];
+		if (symbol->offset == last->offset && symbol->size == last->size &&
+		    strcmp(symbol->name, last->name) == 0)
+			free(symbol->name);
+		else
+			object->symbols[kept++] = *symbol;
+	}
+	object->count = kept;
 }
 
 static struct user_object *user_object_get(unsigned long major, unsigned long minor,
@@ -675,8 +714,11 @@ int symbols_user_prepare(pid_t pid)
 	return 0;
 }
 
-/* JIT code: the process's perf map, checked for new lines at most every
- * 10 ms so that printing many JIT frames does not stat the file each time. */
+/* JIT code: the process's perf map, checked for new lines (one stat()) at
+ * most every 100 ms, and only when one of its frames falls outside every
+ * mapped file. Printing a map of stacks takes a check at its start: lines
+ * written since the last print are seen, and the thousands of frames of one
+ * print share that check. */
 static int user_jit_lookup(struct user_process *process, uint64_t address,
 			   struct symbol_lookup *out)
 {
@@ -686,7 +728,8 @@ static int user_jit_lookup(struct user_process *process, uint64_t address,
 		process->perf_map = perf_map_new(path);
 	}
 	uint64_t now = user_now_ns();
-	if (now - process->perf_map_read_ns > 10000000ull || process->perf_map_read_ns == 0) {
+	if (now - process->perf_map_read_ns > SYMBOLS_PERF_MAP_CHECK_NS ||
+	    process->perf_map_read_ns == 0) {
 		perf_map_refresh(process->perf_map);
 		process->perf_map_read_ns = now;
 	}
@@ -697,18 +740,43 @@ static int user_jit_lookup(struct user_process *process, uint64_t address,
 }
 
 /* C++ and Rust symbols ("_ZN2ns5Klass6methodEi") read as their source
- * spelled them ("ns::Klass::method(int)"); plain C names are left alone. */
+ * spelled them ("ns::Klass::method(int)"); plain C names are left alone.
+ * A new string either way. */
+static char *user_demangled(const char *name)
+{
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return xstrdup(name);
+	char *plain = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	char *copy = xstrdup(plain ? plain : name);
+	free(plain);
+	return copy;
+}
+
 static void user_symbol_demangle(struct user_symbol *symbol)
 {
-	symbol->demangled = true;
-	if (symbol->name[0] != '_' || (symbol->name[1] != 'Z' && symbol->name[1] != 'R'))
-		return;
-	char *plain = cplus_demangle(symbol->name, DMGL_PARAMS | DMGL_ANSI);
-	if (!plain)
-		return;
+	char *plain = user_demangled(symbol->name);
+
 	free(symbol->name);
-	symbol->name = xstrdup(plain);
-	free(plain);
+	symbol->name = plain;
+	symbol->demangled = true;
+}
+
+static const struct user_named *user_named_find(const struct user_object *object,
+						uint64_t offset)
+{
+	int low = 0, high = object->named.count - 1;
+
+	while (low <= high) {
+		int middle = low + (high - low) / 2;
+		const struct user_named *named = &object->named.items[middle];
+		if (named->offset == offset)
+			return named;
+		if (named->offset < offset)
+			low = middle + 1;
+		else
+			high = middle - 1;
+	}
+	return NULL;
 }
 
 int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
@@ -732,9 +800,19 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 		return -ENOENT;
 
 	struct user_object *object = mapping->object;
-	if (!object->loaded)
-		user_object_load(object, pid, mapping);
 	uint64_t offset = address - mapping->start + mapping->file_offset;
+	if (!object->loaded) {
+		const struct user_named *named = user_named_find(object, offset);
+		if (named) {
+			if (!named->name)
+				return -ENOENT;
+			out->name = named->name;
+			out->offset = offset - named->start;
+			out->module = object->path;
+			return 0;
+		}
+		user_object_load(object, pid, mapping);
+	}
 
 	/* the last symbol starting at or below offset, if it covers offset */
 	int low = 0, high = object->count;
@@ -767,6 +845,199 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 	return -ENOENT;
 }
 
+/* ---- many user addresses at once ---- */
+
+/* A symbol competing to hold a wanted offset: one of the names at a start. */
+struct user_alias {
+	uint64_t size;
+	char *name;
+};
+
+/* The highest start seen at or below one wanted offset (and above the one
+ * before it), with every name at that start. */
+struct user_slot {
+	bool found;
+	uint64_t start;
+	VEC(struct user_alias) aliases;
+};
+
+struct user_batch {
+	struct elf_object *elf;
+	const uint64_t *offsets;  /* sorted, distinct */
+	int count;
+	struct user_slot *slots;  /* one per offset */
+};
+
+/* Each symbol competes only for the first wanted offset at or above its
+ * start, for the reason kernel_name_batch() gives. */
+static void user_batch_symbol(const char *name, uint64_t address, uint64_t size, void *context)
+{
+	struct user_batch *batch = context;
+	uint64_t start;
+
+	if (elf_object_address_to_offset(batch->elf, address, &start) < 0)
+		return;
+	int low = 0, high = batch->count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		if (batch->offsets[middle] < start)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == batch->count)
+		return;
+	struct user_slot *slot = &batch->slots[low];
+	if (slot->found && start < slot->start)
+		return;
+	if (!slot->found || start > slot->start) {
+		for (int i = 0; i < slot->aliases.count; i++)
+			free(slot->aliases.items[i].name);
+		slot->aliases.count = 0;
+		slot->found = true;
+		slot->start = start;
+	}
+	vec_push(&slot->aliases, ((struct user_alias){ .size = size, .name = xstrdup(name) }));
+}
+
+/* Of the names at one start, the one the whole table would answer for
+ * offset: the plainest (user_symbol_compare's order) that covers it. */
+static const struct user_alias *user_slot_best(const struct user_slot *slot, uint64_t offset)
+{
+	const struct user_alias *best = NULL;
+
+	for (int i = 0; i < slot->aliases.count; i++) {
+		const struct user_alias *alias = &slot->aliases.items[i];
+		if (offset - slot->start >= alias->size)
+			continue;
+		int order = best ? user_name_rank(alias->name) - user_name_rank(best->name) : -1;
+		if (!best || order < 0 || (order == 0 && strcmp(alias->name, best->name) < 0))
+			best = alias;
+	}
+	return best;
+}
+
+static int compare_user_named(const void *pa, const void *pb)
+{
+	const struct user_named *a = pa, *b = pb;
+	return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+/* Names offsets (sorted, distinct, none named yet) of an object whose table
+ * is not loaded, in one pass over its symbols that keeps only the names
+ * that can hold them. */
+static void user_object_name_offsets(struct user_object *object, pid_t pid,
+				     const struct user_mapping *mapping, const uint64_t *offsets,
+				     int count)
+{
+	struct user_batch batch = {
+		.offsets = offsets, .count = count,
+		.slots = xcalloc((size_t)count + 1, sizeof(struct user_slot)),
+	};
+
+	batch.elf = user_object_open(object, pid, mapping);
+	if (batch.elf) {
+		elf_object_foreach_function(batch.elf, user_batch_symbol, &batch);
+		elf_object_close(batch.elf);
+	}
+	const struct user_slot *holder = NULL;
+	for (int i = 0; i < count; i++) {
+		if (batch.slots[i].found)
+			holder = &batch.slots[i];
+		const struct user_alias *best = holder ? user_slot_best(holder, offsets[i]) : NULL;
+		struct user_named named = {
+			.offset = offsets[i],
+			.start = holder ? holder->start : 0,
+			.name = best ? user_demangled(best->name) : NULL,
+		};
+		vec_push(&object->named, named);
+	}
+	for (int i = 0; i < count; i++) {
+		for (int j = 0; j < batch.slots[i].aliases.count; j++)
+			free(batch.slots[i].aliases.items[j].name);
+		free(batch.slots[i].aliases.items);
+	}
+	free(batch.slots);
+	qsort(object->named.items, (size_t)object->named.count, sizeof(*object->named.items),
+	      compare_user_named);
+}
+
+/* An address of the batch, placed in its object. */
+struct user_wanted {
+	struct user_object *object;
+	uint64_t offset;
+	pid_t pid;
+	struct user_mapping mapping;
+};
+
+static int compare_user_wanted(const void *pa, const void *pb)
+{
+	const struct user_wanted *a = pa, *b = pb;
+
+	if (a->object != b->object)
+		return (uintptr_t)a->object < (uintptr_t)b->object ? -1 : 1;
+	return (a->offset > b->offset) - (a->offset < b->offset);
+}
+
+/* Whether (pid, address) was seen before in this batch: stacks share most
+ * of their frames, and the addresses are many times the distinct ones. */
+static bool user_batch_seen(const struct symbols_user_address *addresses, int *seen,
+			    size_t mask, int i)
+{
+	uint64_t hash = (addresses[i].address ^ ((uint64_t)addresses[i].pid << 40)) *
+			0x9e3779b97f4a7c15ull;
+
+	for (size_t slot = (hash >> 20) & mask;; slot = (slot + 1) & mask) {
+		if (!seen[slot]) {
+			seen[slot] = i + 1;
+			return false;
+		}
+		const struct symbols_user_address *known = &addresses[seen[slot] - 1];
+		if (known->pid == addresses[i].pid && known->address == addresses[i].address)
+			return true;
+	}
+}
+
+void symbols_user_batch(const struct symbols_user_address *addresses, int count)
+{
+	VEC(struct user_wanted) wanted = { 0 };
+	size_t seen_size = 16;
+
+	while (seen_size < 2 * (size_t)count)
+		seen_size *= 2;
+	int *seen = xcalloc(seen_size, sizeof(*seen));
+	for (int i = 0; i < count; i++) {
+		if (addresses[i].pid <= 0 || user_batch_seen(addresses, seen, seen_size - 1, i))
+			continue;
+		struct user_process *process = user_process_get(addresses[i].pid);
+		const struct user_mapping *mapping = process->gone ? NULL
+					: user_find_mapping(process, addresses[i].address);
+		if (!mapping || mapping->object->loaded)
+			continue;
+		uint64_t offset = addresses[i].address - mapping->start + mapping->file_offset;
+		if (user_named_find(mapping->object, offset))
+			continue;
+		vec_push(&wanted, ((struct user_wanted){ .object = mapping->object, .offset = offset,
+							 .pid = addresses[i].pid,
+							 .mapping = *mapping }));
+	}
+	free(seen);
+	if (wanted.count)
+		qsort(wanted.items, (size_t)wanted.count, sizeof(*wanted.items), compare_user_wanted);
+	uint64_t *offsets = xcalloc((size_t)wanted.count + 1, sizeof(*offsets));
+	for (int first = 0, next; first < wanted.count; first = next) {
+		const struct user_wanted *group = &wanted.items[first];
+		int unique = 0;
+		for (next = first; next < wanted.count && wanted.items[next].object == group->object;
+		     next++)
+			if (!unique || offsets[unique - 1] != wanted.items[next].offset)
+				offsets[unique++] = wanted.items[next].offset;
+		user_object_name_offsets(group->object, group->pid, &group->mapping, offsets, unique);
+	}
+	free(offsets);
+	free(wanted.items);
+}
+
 /* ---- cleanup ---- */
 
 void symbols_free(void)
@@ -777,6 +1048,9 @@ void symbols_free(void)
 		for (int j = 0; j < object->count; j++)
 			free(object->symbols[j].name);
 		free(object->symbols);
+		for (int j = 0; j < object->named.count; j++)
+			free(object->named.items[j].name);
+		free(object->named.items);
 		free(object->path);
 		free(object);
 	}

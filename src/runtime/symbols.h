@@ -49,6 +49,16 @@ void symbols_kernel_names(const uint64_t *addresses, int count, const char **nam
  * what folded output prints as "[unknown]" (bpftrace-style output prints
  * the address). */
 int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out);
+/* Names many user addresses at once, for printing many stacks: an object
+ * whose table is not loaded yet has its symbols read once and only the
+ * names holding these addresses kept (a profile of a busy machine touches
+ * the tables of compilers and browsers: megabytes, for a few names each).
+ * symbols_user() then answers for these addresses as it would have. */
+struct symbols_user_address {
+	pid_t pid;
+	uint64_t address;
+};
+void symbols_user_batch(const struct symbols_user_address *addresses, int count);
 /* Reads process pid's maps now (again, if it was seen before: it may have
  * exec'd) and loads the symbols of every object it maps, so that its
  * addresses can be named after it has exited. The runtime calls this when

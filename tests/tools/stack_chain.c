@@ -7,6 +7,8 @@
  *                                 mode for the other 10%
  *     stack_chain sleep SECONDS   chain_main -> chain_waiter -> chain_block
  *                                 sleeps 10 ms at a time
+ *     stack_chain threads SECONDS the same in 8 threads at once: one stack, many
+ *                                 threads blocked in it together
  *
  * Frame pointers are kept (the kernel walks user stacks by them) and the
  * system calls are made inline, so the innermost user frame is ours rather
@@ -14,6 +16,7 @@
  */
 #pragma GCC optimize("no-omit-frame-pointer", "no-shrink-wrap", "no-optimize-sibling-calls", "no-inline")
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -87,9 +90,25 @@ __attribute__((noinline)) int chain_main(const char *mode, double seconds)
 	return 0;
 }
 
+static void *chain_thread(void *seconds)
+{
+	chain_main("sleep", *(double *)seconds);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3)
 		return 2;
-	return chain_main(argv[1], atof(argv[2]));
+	double seconds = atof(argv[2]);
+	if (strcmp(argv[1], "threads") == 0) {
+		pthread_t threads[8];
+		for (int i = 0; i < 8; i++)
+			if (pthread_create(&threads[i], NULL, chain_thread, &seconds) != 0)
+				return 1;
+		for (int i = 0; i < 8; i++)
+			pthread_join(threads[i], NULL);
+		return 0;
+	}
+	return chain_main(argv[1], seconds);
 }

@@ -147,16 +147,17 @@ static void test_kernel_batch(void)
 	write_fake_kallsyms(); /* (setting the path drops the table loaded before) */
 	uint64_t addresses[] = { 0xffffffff81001010ull, 0xffffffff81000004ull, 0xffffffff81001900ull,
 				 0xffffffffc0001002ull, 0xffffffff80000000ull, 0xffffffff81001010ull,
-				 0xffffffff81002000ull };
+				 0xffffffff81002000ull, 0xffffffff81001020ull, 0xffffffff81001700ull };
+	/* the last two: no symbol starts between them and do_one's first address */
 	const char *expected[] = { "do_one", "_stext", "weak_between", "mod_func", NULL, "do_one",
-				   "do_two" };
-	const char *names[7];
-	symbols_kernel_names(addresses, 7, names);
+				   "do_two", "do_one", "do_one" };
+	const char *names[9];
+	symbols_kernel_names(addresses, 9, names);
 	/* a second call finds them named already, with others new */
 	uint64_t more[] = { 0xffffffff81001010ull, 0xffffffff81002100ull };
 	const char *more_names[2];
 	symbols_kernel_names(more, 2, more_names);
-	for (int i = 0; i < 7; i++) {
+	for (int i = 0; i < 9; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "kernel_batch_%d", i);
 		check_true(name, expected[i] ? names[i] && strcmp(names[i], expected[i]) == 0
@@ -219,6 +220,36 @@ static void test_kernel_real_module(void)
 		   err ? "no symbol" : symbol.name);
 }
 
+/* The batch (one pass over kallsyms) names 4,000 addresses spread over the
+ * real kernel's text and modules exactly as the whole table does. */
+static void test_kernel_real_batch(uint64_t low, uint64_t high)
+{
+	enum { COUNT = 4000 };
+	uint64_t *addresses = xcalloc(COUNT, sizeof(*addresses));
+	const char **names = xcalloc(COUNT, sizeof(*names));
+	uint64_t seed = 88172645463325252ull;
+	int differ = 0, named = 0;
+
+	for (int i = 0; i < COUNT; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		addresses[i] = low + seed % (high - low);
+	}
+	symbols_set_kallsyms_path(NULL); /* a fresh start: no table */
+	symbols_kernel_names(addresses, COUNT, names);
+	for (int i = 0; i < COUNT; i++) {
+		struct symbol_lookup symbol;
+		const char *whole = symbols_kernel(addresses[i], &symbol) == 0 ? symbol.name : NULL;
+		differ += (whole == NULL) != (names[i] == NULL) ||
+			  (whole && names[i] && strcmp(whole, names[i]) != 0);
+		named += names[i] != NULL;
+	}
+	check_true("kernel_real_batch_same_as_table", differ == 0 && named == COUNT,
+		   "the batch names some addresses differently from the table");
+	symbols_set_kallsyms_path(NULL);
+	free(names);
+	free(addresses);
+}
+
 static void test_kernel_real(void)
 {
 	uint64_t next;
@@ -236,6 +267,10 @@ static void test_kernel_real(void)
 	test_kernel_real_module();
 	if (next > address + 5)
 		check_text("kernel_real_vfs_read_offset", kernel_text(address + 5), "vfs_read+5");
+	uint64_t unused, text = kallsyms_address("_stext", &unused);
+	uint64_t text_end = kallsyms_address("_etext", &unused);
+	if (text && text_end > text)
+		test_kernel_real_batch(text, text_end);
 }
 
 /* ---- user symbols ---- */
@@ -440,7 +475,7 @@ static void test_user_jit(void)
 	snprintf(line, sizeof(line), "%llx 40 Interpreted:jit function one\n",
 		 (unsigned long long)base);
 	append_text(path, line);
-	usleep(20000); /* past the 10 ms between checks of the file */
+	usleep(110000); /* past the 100 ms between checks of the file */
 	int err = symbols_user(getpid(), base + 0x10, &symbol);
 	check_text("user_jit_function", lookup_text(err, &symbol), "Interpreted:jit function one+16");
 	check_true("user_jit_module", err == 0 && strcmp(symbol.module, path) == 0,
@@ -448,7 +483,7 @@ static void test_user_jit(void)
 	snprintf(line, sizeof(line), "%llx 20 jit function two\n",
 		 (unsigned long long)(base + 0x100));
 	append_text(path, line);
-	usleep(20000);
+	usleep(110000);
 	check_text("user_jit_appended",
 		   lookup_text(symbols_user(getpid(), base + 0x104, &symbol), &symbol),
 		   "jit function two+4");
@@ -497,6 +532,80 @@ static void test_user_prepared(void)
 	waitpid(gone, NULL, 0);
 	check_true("user_prepare_never_seen", symbols_user_prepare(gone) == -ENOENT,
 		   "an exited process that was never read was prepared");
+}
+
+/* The executable mappings of this process: [start, end) pairs, at most max. */
+static int self_code_ranges(uint64_t (*ranges)[2], int max)
+{
+	FILE *file = fopen("/proc/self/maps", "r");
+	char line[512];
+	int count = 0;
+
+	while (file && count < max && fgets(line, sizeof(line), file)) {
+		unsigned long long start, end;
+		char perms[8], path[256] = "";
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255s", &start, &end, perms, path) >= 3 &&
+		    strchr(perms, 'x') && path[0] == '/') {
+			ranges[count][0] = start;
+			ranges[count][1] = end;
+			count++;
+		}
+	}
+	if (file)
+		fclose(file);
+	return count;
+}
+
+/* symbols_user_batch() names 3,000 addresses spread over this process's
+ * code (the test binary, libc, libelf...) exactly as the whole tables do. */
+static void test_user_batch(void)
+{
+	enum { COUNT = 3000 };
+	uint64_t ranges[32][2];
+	int range_count = self_code_ranges(ranges, 32);
+	struct symbols_user_address *addresses = xcalloc(COUNT, sizeof(*addresses));
+	char **batch_names = xcalloc(COUNT, sizeof(char *));
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	int differ = 0, named = 0;
+
+	if (range_count == 0) {
+		skip("user_batch_same_as_table", "no executable file mappings");
+		free(addresses);
+		free(batch_names);
+		return;
+	}
+	for (int i = 0; i < COUNT; i++) {
+		seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+		const uint64_t *range = ranges[seed % (uint64_t)range_count];
+		addresses[i] = (struct symbols_user_address){
+			.pid = getpid(), .address = range[0] + (seed >> 20) % (range[1] - range[0]),
+		};
+	}
+	symbols_free();
+	symbols_user_batch(addresses, COUNT);
+	for (int i = 0; i < COUNT; i++) {
+		struct symbol_lookup symbol;
+		if (symbols_user(getpid(), addresses[i].address, &symbol) == 0)
+			batch_names[i] = xasprintf("%s+%llu", symbol.name,
+						   (unsigned long long)symbol.offset);
+	}
+	symbols_free(); /* again, with whole tables */
+	for (int i = 0; i < COUNT; i++) {
+		struct symbol_lookup symbol;
+		char *whole = symbols_user(getpid(), addresses[i].address, &symbol) == 0
+			      ? xasprintf("%s+%llu", symbol.name, (unsigned long long)symbol.offset)
+			      : NULL;
+		differ += (whole == NULL) != (batch_names[i] == NULL) ||
+			  (whole && batch_names[i] && strcmp(whole, batch_names[i]) != 0);
+		named += whole != NULL;
+		free(whole);
+		free(batch_names[i]);
+	}
+	check_true("user_batch_same_as_table", differ == 0 && named > COUNT / 4,
+		   "the batch names some addresses differently from the tables");
+	symbols_free();
+	free(batch_names);
+	free(addresses);
 }
 
 static void test_user_gone(void)
@@ -758,6 +867,7 @@ int main(void)
 	test_kernel_batch();
 	test_kernel_real();
 	test_user_self();
+	test_user_batch();
 	test_user_gone();
 	test_user_demangled();
 	test_user_vdso();
