@@ -84,6 +84,11 @@ const char *node_kind_name(enum node_kind kind)
 	switch (kind) {
 	case NODE_PROBE: return "probe";
 	case NODE_PROBE_SPEC: return "probe_spec";
+	case NODE_C_RECORD: return "c_record";
+	case NODE_C_FIELD: return "c_field";
+	case NODE_C_ENUM: return "c_enum";
+	case NODE_C_ENUMERATOR: return "c_enumerator";
+	case NODE_C_TYPEDEF: return "c_typedef";
 	case NODE_EXPR_STMT: return "expr_stmt";
 	case NODE_ASSIGN: return "assign";
 	case NODE_IF: return "if";
@@ -199,6 +204,13 @@ static void ast_dump_label(const char *label, const struct node *list, FILE *out
 static void ast_dump_payload(const struct node *node, FILE *out)
 {
 	switch (node->kind) {
+	case NODE_C_FIELD:
+		fprintf(out, " %s %s", node->name ? node->name : "",
+			node->string_value ? node->string_value : "(anonymous)");
+		break;
+	case NODE_C_RECORD:
+	case NODE_C_ENUM:
+	case NODE_C_ENUMERATOR:
 	case NODE_PROBE_SPEC:
 	case NODE_BUILTIN:
 	case NODE_MAP:
@@ -309,6 +321,7 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 
 void ast_dump(const struct ast *ast, FILE *out)
 {
+	ast_dump_list(ast->definitions, out, 0);
 	ast_dump_list(ast->probes, out, 0);
 }
 

@@ -246,6 +246,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	}
 	free(sema.skipped.items);
 	free(sema.map_uses.items);
+	sema_types_free(&sema);
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;

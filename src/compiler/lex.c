@@ -12,8 +12,9 @@
  *    ',' or '{' (or a few characters no probe contains, such as ';'). A '/' belongs to the specifier only after its first ':'
  *    (paths follow the provider name), so `BEGIN/pid == 1/` still starts a
  *    predicate. This mode also steps over the preamble that bpftrace
- *    scripts carry: `#!`, `#include`/`#ifndef` lines and C struct
- *    definitions written for kernels without BTF.
+ *    scripts carry: `#!`, `#include`/`#ifndef` lines. C struct, union,
+ *    enum and typedef definitions there come back as ordinary tokens
+ *    (`struct`, ...) for the parser.
  *
  *  - lex_next(), used everywhere else: identifiers, $variables, @maps,
  *    numbers, strings and C operators.
@@ -582,7 +583,7 @@ static void lex_skip_preprocessor_line(struct lexer *lexer)
 	}
 }
 
-/* Is the text at pos a C definition keyword followed by a blank? */
+/* Is the text at pos a C definition keyword followed by a blank or '{'? */
 static bool lex_at_c_definition(const struct lexer *lexer)
 {
 	static const char *const words[] = { "struct", "union", "enum", "typedef" };
@@ -592,37 +593,10 @@ static bool lex_at_c_definition(const struct lexer *lexer)
 		size_t length = strlen(words[i]);
 
 		if (strncmp(lexer->pos, words[i], length) == 0 &&
-		    lex_is_space(lexer->pos[length]))
+		    (lex_is_space(lexer->pos[length]) || lexer->pos[length] == '{'))
 			return true;
 	}
 	return false;
-}
-
-/*
- * Skips `struct name { ... };` and the like: everything up to the first ';'
- * outside braces. The definitions describe kernel types for systems without
- * BTF; sonde takes types from BTF, so they only need to be stepped over.
- */
-static void lex_skip_c_definition(struct lexer *lexer)
-{
-	int depth = 0;
-
-	while (*lexer->pos) {
-		struct token ignored;
-		char c = *lexer->pos;
-
-		if (c == '/' && (lexer->pos[1] == '/' || lexer->pos[1] == '*')) {
-			lex_skip_space(lexer, &ignored);
-			continue;
-		}
-		lex_advance(lexer);
-		if (c == '{')
-			depth++;
-		else if (c == '}' && depth > 0)
-			depth--;
-		else if (c == ';' && depth == 0)
-			return;
-	}
 }
 
 struct token lex_probe_spec(struct lexer *lexer)
@@ -635,12 +609,11 @@ struct token lex_probe_spec(struct lexer *lexer)
 			return token;
 		if (*lexer->pos == '#')
 			lex_skip_preprocessor_line(lexer);
-		else if (lex_at_c_definition(lexer))
-			lex_skip_c_definition(lexer);
 		else
 			break;
 	}
-	if (!lex_is_ident_start(*lexer->pos))
+	/* a C definition is lexed as ordinary tokens: the parser reads it */
+	if (!lex_is_ident_start(*lexer->pos) || lex_at_c_definition(lexer))
 		return lex_next(lexer);
 
 	token = lex_begin(lexer, TOK_PROBE_SPEC);

@@ -335,6 +335,13 @@ static void check_builtin(struct sema *sema, struct node *node)
 		return;
 	}
 	int64_t constant;
+	struct type *enum_type;
+	if (sema_enumerator(sema, name, &constant, &enum_type)) {
+		node->type = enum_type;
+		node->is_constant = true;
+		node->const_value = (uint64_t)constant;
+		return;
+	}
 	if (lookup_constant(sema, name, &constant)) {
 		node->type = type_int(8, true);
 		node->is_constant = true;
@@ -345,64 +352,7 @@ static void check_builtin(struct sema *sema, struct node *node)
 	node->type = type_none();
 }
 
-/* ---- casts and type names ---- */
-
-static struct type *parse_int_type_name(const char *name)
-{
-	static const struct { const char *name; int size; bool is_signed; } names[] = {
-		{ "int8", 1, true },   { "uint8", 1, false },  { "int16", 2, true },
-		{ "uint16", 2, false }, { "int32", 4, true },  { "uint32", 4, false },
-		{ "int64", 8, true },  { "uint64", 8, false }, { "bool", 1, false },
-		{ "char", 1, true },   { "short", 2, true },   { "int", 4, true },
-		{ "long", 8, true },   { "unsigned int", 4, false }, { "unsigned long", 8, false },
-		{ "u8", 1, false }, { "u16", 2, false }, { "u32", 4, false }, { "u64", 8, false },
-		{ "s8", 1, true }, { "s16", 2, true }, { "s32", 4, true }, { "s64", 8, true },
-		{ "pid_t", 4, true }, { "uid_t", 4, false }, { "gid_t", 4, false }, { "size_t", 8, false },
-		{ "ssize_t", 8, true }, { "off_t", 8, true }, { "unsigned char", 1, false },
-		{ "unsigned short", 2, false }, { "long long", 8, true }, { "unsigned long long", 8, false },
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(names[i].name, name) == 0)
-			return type_int(names[i].size, names[i].is_signed);
-	return NULL;
-}
-
-/* A type written in the program: sonde's integer names, or a kernel type
- * from BTF ("struct task_struct", "struct file *", "pid_t"). Sets *error to
- * a sentence when the name is unknown. */
-static struct type *resolve_type_name(const char *name, char **error)
-{
-	struct type *type = parse_int_type_name(name);
-	if (type)
-		return type;
-	size_t length = strlen(name);
-	int pointer_depth = 0;
-	while (length > 0 && (name[length - 1] == '*' || name[length - 1] == ' ')) {
-		if (name[length - 1] == '*')
-			pointer_depth++;
-		length--;
-	}
-	char *base_name = xstrndup(name, length);
-	type = parse_int_type_name(base_name);
-	if (!type) {
-		if (!btf_available()) {
-			*error = xasprintf("cannot resolve '%s': this kernel has no BTF type information "
-					   "(/sys/kernel/btf/vmlinux)", base_name);
-			free(base_name);
-			return NULL;
-		}
-		type = btf_type_by_name(base_name);
-	}
-	if (!type) {
-		*error = xasprintf("unknown type '%s' (not in the kernel's BTF)", base_name);
-		free(base_name);
-		return NULL;
-	}
-	free(base_name);
-	for (int i = 0; i < pointer_depth; i++)
-		type = type_pointer(type, false);
-	return type;
-}
+/* ---- fields ---- */
 
 /* Fields of a record, converting lazily loaded kernel structs first. */
 static struct type_field *record_field(struct type *record, const char *name)
@@ -413,32 +363,6 @@ static struct type_field *record_field(struct type *record, const char *name)
 		if (record->fields[i].name && strcmp(record->fields[i].name, name) == 0)
 			return &record->fields[i];
 	return NULL;
-}
-
-static void check_cast(struct sema *sema, struct node *node)
-{
-	sema_check_expr(sema, node->lhs);
-	char *error = NULL;
-	struct type *target = resolve_type_name(node->name, &error);
-	if (!target) {
-		sema_error(sema, node->loc, "%s", error);
-		free(error);
-		node->type = type_none();
-		return;
-	}
-	if (target->kind == TYPE_RECORD) {
-		sema_error(sema, node->loc, "cannot cast a value to %s; cast to a pointer: (%s *)",
-			 node->name, node->name);
-		node->type = type_none();
-		return;
-	}
-	if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs)) {
-		sema_error(sema, node->lhs->loc, "cannot cast %s to %s", type_name(node->lhs->type),
-			 node->name);
-		node->type = type_none();
-		return;
-	}
-	node->type = target;
 }
 
 /* ---- expressions ---- */
@@ -751,7 +675,7 @@ static void check_field(struct sema *sema, struct node *node)
 	}
 	struct type_field *field = record_field(base, node->name);
 	if (field) {
-		node->type = field->type;
+		node->type = sema_user_pointer_if(field->type, node);
 		/* long char arrays are read up to the string limit */
 		if (field->type->kind == TYPE_STRING && field->type->size > sema->options->max_strlen &&
 		    !field->type->is_data_loc)
@@ -785,7 +709,7 @@ static void check_index(struct sema *sema, struct node *node)
 		return;
 	}
 	if ((base->kind == TYPE_POINTER || base->kind == TYPE_ARRAY) && base->pointee) {
-		node->type = base->pointee;
+		node->type = sema_user_pointer_if(base->pointee, node);
 		return;
 	}
 	if (base->kind == TYPE_POINTER)
@@ -989,7 +913,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		check_index(sema, node);
 		break;
 	case NODE_CAST:
-		check_cast(sema, node);
+		sema_check_cast(sema, node);
 		break;
 	case NODE_TUPLE:
 		check_tuple(sema, node);
@@ -999,7 +923,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		node->type = type_int(8, false);
 		if (node->name) {
 			char *error = NULL;
-			struct type *type = resolve_type_name(node->name, &error);
+			struct type *type = sema_resolve_type(sema, node->name, &error);
 			if (!type) {
 				sema_error(sema, node->loc, "%s", error);
 				free(error);
@@ -1020,7 +944,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		node->type = type_int(8, false);
 		node->is_constant = true;
 		char *error = NULL;
-		struct type *type = resolve_type_name(node->name, &error);
+		struct type *type = sema_resolve_type(sema, node->name, &error);
 		if (!type) {
 			sema_error(sema, node->loc, "%s", error);
 			free(error);
@@ -1433,7 +1357,9 @@ static void join_printf_runs(struct ast *ast, struct node **link)
 int sema_analyze(struct sema *sema, struct ast *ast)
 {
 	desugar(ast->probes);
-	int failures = 0;
+	sema->report = true;
+	int failures = sema_define_types(sema, ast->definitions) < 0;
+	sema->report = false;
 	for (struct node *node = ast->probes; node; node = node->next) {
 		struct probe_info probe = { .node = node };
 		vec_push(&sema->probes, probe);

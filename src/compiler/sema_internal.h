@@ -31,4 +31,23 @@ void sema_event_add_arg(struct event_desc *event, struct type *type, enum arg_co
 struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
 					  struct node *format, enum event_kind kind);
 
+/* Type names and C definitions (sema_types.c). */
+/* sonde's integer type names ("uint32", "pid_t", "unsigned long"), or NULL. */
+struct type *parse_int_type_name(const char *name);
+/* A type as written ("struct task_struct *", "enum colour", "void *"):
+ * integer names, the script's definitions, then BTF. NULL with *error set
+ * to a sentence (the caller frees it). */
+struct type *sema_resolve_type(struct sema *sema, const char *name, char **error);
+/* An enumerator the script defined: its value and its enum's 8-byte type. */
+bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, struct type **type);
+/* Lays out the script's struct, union, enum and typedef definitions
+ * (ast.definitions); 0, or -1 after reporting errors. */
+int sema_define_types(struct sema *sema, struct node *definitions);
+void sema_check_cast(struct sema *sema, struct node *node);
+/* Was this field, element or dereference read from a process's memory
+ * (through a user pointer)? Then a pointer read there points into the
+ * process too: sema_user_pointer_if gives such a pointer type that mark. */
+bool sema_reached_from_user(const struct node *node);
+struct type *sema_user_pointer_if(struct type *type, const struct node *node);
+
 #endif

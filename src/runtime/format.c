@@ -253,6 +253,8 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 	case TYPE_INT: {
 		uint64_t raw = natural ? format_read_sized(data, type->size, type->is_signed)
 				       : format_read_u64(data);
+		const char *enumerator = type->enumeration && !json
+			? type_enum_value_name(type->enumeration, (int64_t)raw) : NULL;
 		if (type->int_names) {
 			char buf[INT_NAME_MAX];
 			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
@@ -260,6 +262,9 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 				format_json_string(sb, name, strlen(name));
 			else
 				strbuf_puts(sb, name);
+		} else if (enumerator) {
+			/* current bpftrace names enums in text, keeps numbers in JSON */
+			strbuf_puts(sb, enumerator);
 		} else if (type->is_signed)
 			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
 		else
@@ -550,9 +555,16 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 	if (type_is_integer_like(arg->type)) {
 		uint64_t value = format_read_u64(data);
 		char buf[INT_NAME_MAX];
+		const char *enumerator = spec.conversion == 's' && arg->type->enumeration
+			? type_enum_value_name(arg->type->enumeration, (int64_t)value) : NULL;
 		if (spec.conversion == 's' && arg->type->int_names)
 			format_string_conversion(sb, &spec, arg->type->int_names->name((int64_t)value, buf,
 											 sizeof(buf)));
+		else if (enumerator)
+			format_string_conversion(sb, &spec, enumerator);
+		else if (spec.conversion == 's' && arg->type->enumeration)
+			/* a value no enumerator has: its number, as bpftrace */
+			strbuf_printf(sb, "%lld", (long long)value);
 		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
 		else

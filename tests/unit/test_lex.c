@@ -129,11 +129,10 @@ static const struct lex_case lex_cases[] = {
 	{ "preamble_shebang_include", PROBE,
 	  "#!/usr/bin/env bpftrace\n#include <linux/sched.h>\n\nBEGIN {",
 	  "probe(BEGIN) '{' eof" },
-	{ "preamble_conditional_struct", PROBE,
-	  "#ifndef BPFTRACE_HAVE_BTF\n#include <linux/fs.h>\n"
-	  "struct nameidata {\n  struct path path; // {\n  struct qstr last;\n};\n#endif\n"
-	  "kprobe:f {",
-	  "probe(kprobe:f) '{' eof" },
+	{ "preamble_struct_is_tokens", PROBE,
+	  "#include <linux/fs.h>\nstruct nameidata {\n  struct path path; // {\n};",
+	  "'struct' ident(nameidata) '{' 'struct' ident(path) ident(path) ';' '}' ';' eof" },
+	{ "preamble_enum_brace", PROBE, "enum{ A }", "'enum' '{' ident(A) '}' eof" },
 	{ "preamble_continued_define", PROBE, "#define X \\\n  more\nEND {",
 	  "probe(END) '{' eof" },
 	{ "probe_stops_at_semicolon", PROBE, "BEGIN; END()", "probe(BEGIN) ';' ident(END) '(' ')' eof" },
