@@ -298,7 +298,7 @@ static const struct { const char *name; int64_t value; } kernel_constants[] = {
 
 /* An identifier that is not a builtin: a #define from the script or its
  * headers, a kernel enum constant from BTF, or a kernel-internal constant. */
-static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
+static bool lookup_constant(struct sema *sema, const char *name, int64_t *value, struct type **type)
 {
 	const struct macro *macro = sema->macros ? macro_find(sema->macros, name) : NULL;
 	if (macro && macro->has_value) {
@@ -316,7 +316,7 @@ static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
 	bool looks_constant = true;
 	for (const char *p = name; *p && looks_constant; p++)
 		looks_constant = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
-	return looks_constant && btf_available() && btf_enum_value(name, value) == 0;
+	return looks_constant && btf_available() && btf_enum_constant(name, value, type) == 0;
 }
 
 static void check_builtin(struct sema *sema, struct node *node)
@@ -342,8 +342,10 @@ static void check_builtin(struct sema *sema, struct node *node)
 		node->const_value = (uint64_t)constant;
 		return;
 	}
-	if (lookup_constant(sema, name, &constant)) {
-		node->type = type_int(8, true);
+	enum_type = NULL;
+	if (lookup_constant(sema, name, &constant, &enum_type)) {
+		/* a kernel enum's constant keeps its enum, so it prints by name */
+		node->type = enum_type ? enum_type : type_int(8, true);
 		node->is_constant = true;
 		node->const_value = (uint64_t)constant;
 		return;
@@ -930,9 +932,9 @@ void sema_check_expr(struct sema *sema, struct node *node)
 				break;
 			}
 			node->const_value = type->size;
-		} else if (node->lhs->kind == NODE_BUILTIN && parse_int_type_name(node->lhs->name)) {
+		} else if (node->lhs->kind == NODE_BUILTIN && sema_plain_type_name(sema, node->lhs->name)) {
 			/* sizeof(pid_t) style: the parser cannot tell a type name from an identifier */
-			node->const_value = parse_int_type_name(node->lhs->name)->size;
+			node->const_value = sema_plain_type_name(sema, node->lhs->name)->size;
 		} else {
 			sema_check_expr(sema, node->lhs);
 			node->const_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;

@@ -38,6 +38,8 @@ struct type *parse_int_type_name(const char *name);
  * integer names, the script's definitions, then BTF. NULL with *error set
  * to a sentence (the caller frees it). */
 struct type *sema_resolve_type(struct sema *sema, const char *name, char **error);
+/* A one-word type name: an integer name or a script's typedef; or NULL. */
+struct type *sema_plain_type_name(const struct sema *sema, const char *name);
 /* An enumerator the script defined: its value and its enum's 8-byte type. */
 bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, struct type **type);
 /* Lays out the script's struct, union, enum and typedef definitions

@@ -89,6 +89,16 @@ static struct script_type *script_type_find(const struct sema *sema, const char 
 	return NULL;
 }
 
+struct type *sema_plain_type_name(const struct sema *sema, const char *name)
+{
+	struct type *type = parse_int_type_name(name);
+	if (type)
+		return type;
+	/* only typedef names are single words */
+	struct script_type *defined = strchr(name, ' ') ? NULL : script_type_find(sema, name);
+	return defined ? defined->type : NULL;
+}
+
 bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, struct type **type)
 {
 	struct script_types *table = sema->script_types;

@@ -21,15 +21,15 @@ struct point {
 	long id;             /* 8: padded */
 	struct inner at;     /* 16 */
 	char name[6];        /* 20 */
-	unsigned int a : 4;  /* 28, bits 0-3 */
-	unsigned int b : 12; /* 28, bits 4-15 */
-	unsigned int c : 20; /* 32: does not fit in what is left of 28 */
-	enum colour colour;  /* 36 */
+	unsigned int a : 4;  /* unit at 24, bits 16-19 (byte 26 on) */
+	unsigned int b : 12; /* unit at 24, bits 20-31 */
+	unsigned int c : 20; /* unit at 28: does not fit in what is left of 24's */
+	enum colour colour;  /* 32 */
 	struct point *next;  /* 40 */
 	union {
 		uint32_t word;
 		uint8_t bytes[4];
-	} u;                 /* 48 */
+	} u;                 /* 48; sizeof 56 */
 };
 
 __attribute__((noinline)) int struct_args_point(struct point *p, enum colour colour)
