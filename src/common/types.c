@@ -142,6 +142,12 @@ struct type *type_named_int(const struct int_names *names)
 	return type;
 }
 
+struct type *type_bool(void)
+{
+	static struct type bool_type = { .kind = TYPE_INT, .size = 1, .is_bool = true };
+	return &bool_type;
+}
+
 struct type *type_enum_int(const struct type_enum *enumeration, int size)
 {
 	struct type *type = type_new(TYPE_INT);
@@ -174,6 +180,10 @@ struct type *type_widened(struct type *type)
 		struct type *named = type_enum_int(type->enumeration, 8);
 		named->is_signed = type->is_signed;
 		return named;
+	}
+	if (type->is_bool) {
+		static struct type wide_bool = { .kind = TYPE_INT, .size = 8, .is_bool = true };
+		return &wide_bool;
 	}
 	return type_int(8, type->is_signed);
 }
@@ -271,6 +281,8 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 	case TYPE_INT:
 		if (type->enumeration)
 			strbuf_puts(sb, type->enumeration->name);
+		else if (type->is_bool)
+			strbuf_puts(sb, "bool");
 		else
 			strbuf_printf(sb, "%sint%d", type->is_signed ? "" : "u", type->size * 8);
 		break;

@@ -91,6 +91,9 @@ struct type {
 	/* TYPE_INT of an enum type: printed by the name of its value in text
 	 * output (as current bpftrace; JSON keeps the number) */
 	const struct type_enum *enumeration;
+	/* TYPE_INT that is a bool (true/false, !x, (bool)x): prints as
+	 * true/false, as current bpftrace */
+	bool is_bool;
 	/* TYPE_INT from strftime(): boot-time nanoseconds printed with this format */
 	char *strftime_format;
 
@@ -138,6 +141,8 @@ struct type *type_tuple(struct type **elements, int count);
 struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed);
 /* A signed 64-bit integer printed through a name table (names.h). */
 struct type *type_named_int(const struct int_names *names);
+/* bool: one byte, 0 or 1, printed true/false. */
+struct type *type_bool(void);
 /* An enumeration without values yet; released by type_free_all. */
 struct type_enum *type_enum_new(const char *name);
 void type_enum_add(struct type_enum *enumeration, const char *name, int64_t value);

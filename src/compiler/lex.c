@@ -195,6 +195,27 @@ static bool lex_valid_int_suffix(const char *suffix, int length)
 }
 
 /*
+ * A duration suffix at *pos (`100ms`, `1s`, as current bpftrace: ns, us,
+ * ms, s, m, h, d): steps over it and returns its length in nanoseconds;
+ * 0 when there is none (the suffix must end the literal).
+ */
+static uint64_t lex_duration_unit(const char **pos)
+{
+	static const struct { const char *unit; uint64_t nanoseconds; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "m", 60000000000ULL }, { "h", 3600000000000ULL }, { "d", 86400000000000ULL },
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t length = strlen(units[i].unit);
+		if (strncmp(*pos, units[i].unit, length) == 0 && !lex_is_ident_char((*pos)[length])) {
+			*pos += length;
+			return units[i].nanoseconds;
+		}
+	}
+	return 0;
+}
+
+/*
  * Adds one digit to an accumulating value; false on overflow.
  */
 static bool lex_accumulate(uint64_t *value, unsigned base, unsigned digit)
@@ -207,7 +228,8 @@ static bool lex_accumulate(uint64_t *value, unsigned base, unsigned digit)
 
 /*
  * integer := decimal [('e'|'E') digits] | '0x' hex | '0b' binary | '0' octal,
- *            digits may be separated by '_', then an optional u/l suffix.
+ *            digits may be separated by '_', then an optional u/l suffix;
+ *            or decimal then a duration unit (`100ms`: 100000000).
  */
 static struct token lex_number(struct lexer *lexer)
 {
@@ -245,9 +267,10 @@ static struct token lex_number(struct lexer *lexer)
 			lexer->pos++;
 		}
 	}
+	uint64_t duration = base == 10 && !has_exponent ? lex_duration_unit(&lexer->pos) : 0;
 	suffix = lexer->pos;
-	while (*lexer->pos == 'u' || *lexer->pos == 'U' || *lexer->pos == 'l' ||
-	       *lexer->pos == 'L')
+	while (!duration && (*lexer->pos == 'u' || *lexer->pos == 'U' || *lexer->pos == 'l' ||
+			     *lexer->pos == 'L'))
 		lexer->pos++;
 	if (!lex_valid_int_suffix(suffix, (int)(lexer->pos - suffix)))
 		malformed = true;
@@ -283,7 +306,9 @@ static struct token lex_number(struct lexer *lexer)
 				return lex_error(token, "integer literal is too large");
 		}
 	}
-	token.int_value = value;
+	if (duration && value > UINT64_MAX / duration)
+		return lex_error(token, "duration is too large (over 2^64 nanoseconds)");
+	token.int_value = duration ? value * duration : value;
 	return token;
 }
 

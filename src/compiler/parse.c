@@ -487,13 +487,14 @@ static struct node *parse_primary(struct parser *p)
 			parse_advance(p);
 			return node;
 		}
-		if (tok.length == 4 && memcmp(tok.start, "true", 4) == 0) {
+		if ((tok.length == 4 && memcmp(tok.start, "true", 4) == 0) ||
+		    (tok.length == 5 && memcmp(tok.start, "false", 5) == 0)) {
+			/* a bool literal: an integer whose name says it is a bool */
 			node = parse_new(p, NODE_INT, &tok);
-			node->int_value = 1;
+			node->int_value = tok.length == 4;
+			node->name = parse_token_text(p, &tok, 0);
 			return node;
 		}
-		if (tok.length == 5 && memcmp(tok.start, "false", 5) == 0)
-			return parse_new(p, NODE_INT, &tok);
 		node = parse_new(p, NODE_BUILTIN, &tok);
 		node->name = parse_token_text(p, &tok, 0);
 		return node;

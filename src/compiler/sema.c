@@ -595,7 +595,7 @@ static void check_unary(struct sema *sema, struct node *node)
 	case OP_LNOT:
 		if (!sema_is_int(node->lhs))
 			sema_error(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
-		node->type = type_int(8, false);
+		node->type = type_bool(); /* current bpftrace: !x is a bool */
 		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
 			node->is_constant = true;
 			node->const_value = node->lhs->const_value == 0;
@@ -830,7 +830,8 @@ void sema_check_expr(struct sema *sema, struct node *node)
 	switch (node->kind) {
 	case NODE_INT:
 		node->const_value = node->int_value;
-		node->type = node->int_value > INT64_MAX ? type_int(8, false) : type_int(8, true);
+		node->type = node->name ? type_bool()
+			     : node->int_value > INT64_MAX ? type_int(8, false) : type_int(8, true);
 		node->is_constant = true;
 		break;
 	case NODE_STRING:

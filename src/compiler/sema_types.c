@@ -198,6 +198,8 @@ void sema_check_cast(struct sema *sema, struct node *node)
 	}
 	/* (enum foo)x keeps all 64 bits, as bpftrace's enum casts do */
 	node->type = target->enumeration ? type_widened(target) : target;
+	if (strcmp(node->name, "bool") == 0)
+		node->type = type_bool(); /* x != 0, not its low byte */
 	/* in a uprobe or USDT probe a cast pointer points into the process,
 	 * as bpftrace's do */
 	if (target->kind == TYPE_POINTER && sema->point && sema->point->binary_path)

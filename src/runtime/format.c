@@ -265,6 +265,8 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 		} else if (enumerator) {
 			/* current bpftrace names enums in text, keeps numbers in JSON */
 			strbuf_puts(sb, enumerator);
+		} else if (type->is_bool) {
+			strbuf_puts(sb, raw ? "true" : "false"); /* JSON's literals too */
 		} else if (type->is_signed)
 			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
 		else

@@ -395,7 +395,7 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 
 	switch (type->kind) {
 	case TYPE_INT:
-		if (type->int_names || (type->enumeration && !json && div <= 1)) {
+		if (type->int_names || type->is_bool || (type->enumeration && !json && div <= 1)) {
 			format_value(sb, type, entry->value, json);
 			break;
 		}
