@@ -89,6 +89,7 @@ const char *node_kind_name(enum node_kind kind)
 	case NODE_C_ENUM: return "c_enum";
 	case NODE_C_ENUMERATOR: return "c_enumerator";
 	case NODE_C_TYPEDEF: return "c_typedef";
+	case NODE_MAP_DECL: return "map_decl";
 	case NODE_EXPR_STMT: return "expr_stmt";
 	case NODE_ASSIGN: return "assign";
 	case NODE_IF: return "if";
@@ -205,6 +206,7 @@ static void ast_dump_payload(const struct node *node, FILE *out)
 {
 	switch (node->kind) {
 	case NODE_C_FIELD:
+	case NODE_MAP_DECL:
 		fprintf(out, " %s %s", node->name ? node->name : "",
 			node->string_value ? node->string_value : "(anonymous)");
 		break;

@@ -35,6 +35,7 @@ enum node_kind {
 	NODE_C_ENUM,           /* name = "enum foo" ("enum" if anonymous), args = NODE_C_ENUMERATOR list */
 	NODE_C_ENUMERATOR,     /* name, lhs = its value expression or NULL (previous + 1) */
 	NODE_C_TYPEDEF,        /* one NODE_C_FIELD in lhs: its string_value is the new type name */
+	NODE_MAP_DECL,         /* let @name = kind(n): name = "@name", string_value = kind, lhs = n */
 	/* ---- statements ---- */
 	NODE_EXPR_STMT,        /* expression for its effect: lhs */
 	NODE_ASSIGN,           /* lhs op= rhs; lhs is NODE_VAR or NODE_MAP; op = OP_ASSIGN or the compound operator */
@@ -126,7 +127,8 @@ struct node {
 
 struct ast {
 	struct node *probes;      /* list of NODE_PROBE */
-	struct node *definitions; /* NODE_C_RECORD, NODE_C_ENUM, NODE_C_TYPEDEF, in program order */
+	struct node *definitions; /* NODE_C_RECORD, NODE_C_ENUM, NODE_C_TYPEDEF, NODE_MAP_DECL,
+				   * in program order */
 	/* arena: every node allocated through ast_new_node is freed by ast_free */
 	struct node **nodes;
 	int node_count;

@@ -608,10 +608,11 @@ static void lex_skip_preprocessor_line(struct lexer *lexer)
 	}
 }
 
-/* Is the text at pos a C definition keyword followed by a blank or '{'? */
+/* Is the text at pos a keyword that starts a preamble item (a C
+ * definition, a map declaration) followed by a blank or '{'? */
 static bool lex_at_c_definition(const struct lexer *lexer)
 {
-	static const char *const words[] = { "struct", "union", "enum", "typedef" };
+	static const char *const words[] = { "struct", "union", "enum", "typedef", "let" };
 	size_t i;
 
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {

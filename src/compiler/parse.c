@@ -1264,6 +1264,39 @@ static struct node *parse_c_definition(struct parser *p)
 	return node;
 }
 
+/*
+ * map-declaration := 'let' MAP '=' IDENT '(' expression ')' [ ';' ]
+ *
+ * As current bpftrace: `let @m = lruhash(100);` before the probes. On
+ * return the current token is what follows, lexed in probe mode.
+ */
+static struct node *parse_map_declaration(struct parser *p)
+{
+	struct token keyword = parse_advance(p);
+	struct node *node;
+
+	if (p->tok.kind != TOK_MAP)
+		parse_fail_expected(p, "a @map after 'let' (a $variable is declared inside a probe)");
+	struct token map = parse_advance(p);
+	node = parse_new(p, NODE_MAP_DECL, &map);
+	node->name = parse_token_text(p, &map, 0);
+	parse_expect(p, TOK_ASSIGN, "'=' and the map's kind after the map's name");
+	if (p->tok.kind != TOK_IDENT)
+		parse_fail_expected(p, "a map kind (hash, lruhash, percpuhash, percpulruhash)");
+	struct token kind = parse_advance(p);
+	node->string_value = parse_token_text(p, &kind, 0);
+	node->string_length = kind.length;
+	parse_expect(p, TOK_LPAREN, "'(' and the map's number of entries");
+	node->lhs = parse_expression(p);
+	if (p->tok.kind != TOK_RPAREN)
+		parse_fail_expected(p, "')' after the number of entries");
+	(void)keyword;
+	parse_advance_to_probe(p);
+	if (p->tok.kind == TOK_SEMICOLON)
+		parse_advance_to_probe(p);
+	return node;
+}
+
 /* ---- probes ---- */
 
 /*
@@ -1333,8 +1366,10 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 	p->tok = lex_probe_spec(&p->lexer);
 	struct node **definitions = &ast->definitions;
 	for (int count = 0; p->tok.kind != TOK_EOF; count++) {
-		if (parse_is_record_keyword(p->tok.kind) || parse_is_word(&p->tok, "typedef")) {
-			struct node *definition = parse_c_definition(p);
+		if (parse_is_record_keyword(p->tok.kind) || parse_is_word(&p->tok, "typedef") ||
+		    p->tok.kind == TOK_LET) {
+			struct node *definition = p->tok.kind == TOK_LET ? parse_map_declaration(p)
+									  : parse_c_definition(p);
 			if (definition) {
 				*definitions = definition;
 				definitions = &definition->next;

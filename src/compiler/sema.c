@@ -1362,6 +1362,7 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	desugar(ast->probes);
 	sema->report = true;
 	int failures = sema_define_types(sema, ast->definitions) < 0;
+	failures += sema_declare_maps(sema, ast->definitions) < 0;
 	sema->report = false;
 	for (struct node *node = ast->probes; node; node = node->next) {
 		struct probe_info probe = { .node = node };
@@ -1404,6 +1405,7 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	sema_check_declared_maps(sema);
 	/* after another error a map left without a type is most likely its
 	 * consequence (`@a = @b + 1` with @b unknown): say nothing more */
 	bool had_errors = sema->error_count > 0;

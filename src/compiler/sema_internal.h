@@ -46,6 +46,13 @@ bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, 
  * (ast.definitions); 0, or -1 after reporting errors. */
 int sema_define_types(struct sema *sema, struct node *definitions);
 void sema_check_cast(struct sema *sema, struct node *node);
+
+/* Map declarations (sema_maps.c): `let @m = kind(n)` makes the map with that
+ * BPF kind and size; 0, or -1 after reporting errors. Once every use is
+ * typed, sema_check_declared_maps reports a declared map never used and a
+ * kind that does not suit the values. */
+int sema_declare_maps(struct sema *sema, struct node *definitions);
+void sema_check_declared_maps(struct sema *sema);
 /* Was this field, element or dereference read from a process's memory
  * (through a user pointer)? Then a pointer read there points into the
  * process too: sema_user_pointer_if gives such a pointer type that mark. */

@@ -121,6 +121,17 @@ static const struct parse_case parse_ast_cases[] = {
 	  "probe\n"
 	  "  probe_spec BEGIN\n"
 	  "  body:\n" },
+	{ "map_declarations",
+	  "let @a = lruhash(100); let @b = hash(2 * 8) BEGIN { }",
+	  "map_decl @a lruhash\n"
+	  "  int 100\n"
+	  "map_decl @b hash\n"
+	  "  binary *\n"
+	  "    int 2\n"
+	  "    int 8\n"
+	  "probe\n"
+	  "  probe_spec BEGIN\n"
+	  "  body:\n" },
 	{ "c_definitions_every_kind",
 	  "struct p { const char *s, name[4]; unsigned int a : 3; struct p *next;\n"
 	  "  union { int w; short h[2]; }; void (*fn)(int, char *); enum e { X } k; }\n"
