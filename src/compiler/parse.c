@@ -1119,8 +1119,10 @@ static struct node *parse_c_declarator(struct parser *p, const char *spec, struc
 	}
 	field->name = ast_strdup(p->ast, name, strlen(name));
 	field->lhs = defined;
-	while (parse_accept(p, TOK_LBRACKET)) {
-		*dims = parse_expression(p);
+	while (p->tok.kind == TOK_LBRACKET) {
+		struct token open = parse_advance(p);
+		/* a flexible array member (`char data[]`) occupies no bytes */
+		*dims = p->tok.kind == TOK_RBRACKET ? parse_new(p, NODE_INT, &open) : parse_expression(p);
 		dims = &(*dims)->next;
 		parse_expect(p, TOK_RBRACKET, "']' after the array length");
 	}

@@ -112,8 +112,12 @@ bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, 
 	return false;
 }
 
-/* The base type of a spelling without its stars, or NULL with *error set. */
-static struct type *resolve_base(struct sema *sema, const char *name, bool is_pointer, char **error)
+/* The base type of a spelling without its stars, or NULL with *error set.
+ * allow_opaque: a pointer to a struct defined nowhere is allowed (a field
+ * of a definition, as C allows); a cast to one is an error, most likely a
+ * typo. */
+static struct type *resolve_base(struct sema *sema, const char *name, bool is_pointer,
+				 bool allow_opaque, char **error)
 {
 	struct type *type = parse_int_type_name(name);
 	if (type)
@@ -139,7 +143,8 @@ static struct type *resolve_base(struct sema *sema, const char *name, bool is_po
 		return NULL;
 	}
 	type = btf_type_by_name(name);
-	if (!type && is_pointer && (strncmp(name, "struct ", 7) == 0 || strncmp(name, "union ", 6) == 0)) {
+	if (!type && is_pointer && allow_opaque &&
+	    (strncmp(name, "struct ", 7) == 0 || strncmp(name, "union ", 6) == 0)) {
 		/* a pointer to a struct defined nowhere: C allows it; it cannot
 		 * be followed (no fields), but it can be held and printed */
 		type = type_new(TYPE_RECORD);
@@ -151,7 +156,7 @@ static struct type *resolve_base(struct sema *sema, const char *name, bool is_po
 	return type;
 }
 
-struct type *sema_resolve_type(struct sema *sema, const char *name, char **error)
+static struct type *resolve_type(struct sema *sema, const char *name, bool allow_opaque, char **error)
 {
 	size_t length = strlen(name);
 	int pointer_depth = 0;
@@ -162,13 +167,18 @@ struct type *sema_resolve_type(struct sema *sema, const char *name, char **error
 	}
 	char *base_name = xstrndup(name, length);
 	*error = NULL;
-	struct type *type = resolve_base(sema, base_name, pointer_depth > 0, error);
+	struct type *type = resolve_base(sema, base_name, pointer_depth > 0, allow_opaque, error);
 	free(base_name);
 	if (!type && *error)
 		return NULL;
 	for (int i = 0; i < pointer_depth; i++)
 		type = type_pointer(type, false);
 	return type;
+}
+
+struct type *sema_resolve_type(struct sema *sema, const char *name, char **error)
+{
+	return resolve_type(sema, name, false, error);
 }
 
 /* ---- casts ---- */
@@ -327,7 +337,7 @@ static struct type *field_type(struct sema *sema, struct node *field)
 		for (const char *star = strchr(field->name, '*'); star; star = strchr(star + 1, '*'))
 			type = type_pointer(type, false);
 	} else {
-		type = sema_resolve_type(sema, field->name, &error);
+		type = resolve_type(sema, field->name, true, &error);
 		if (!type) {
 			sema_error(sema, field->loc, "%s", error);
 			free(error);
