@@ -1381,6 +1381,9 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 		}
 		if (p->tok.kind != TOK_PROBE_SPEC)
 			parse_fail_expected(p, "a probe");
+		if (p->tok.length == 5 && memcmp(p->tok.start, "macro", 5) == 0)
+			parse_fail_at(p, &p->tok, "macro definitions (current bpftrace's `macro name(args) "
+				      "{ ... }`) are not supported yet");
 		if (count == MAX_PROBE_BLOCKS) {
 			/* stop here: parsing the rest would cost what the limit saves */
 			diag_error(diag, p->tok.loc, "too many probes (this is probe %d; at most %d "
