@@ -218,9 +218,12 @@ bool type_equal(const struct type *a, const struct type *b)
 	case TYPE_TUPLE:
 		if (a->field_count != b->field_count)
 			return false;
-		for (int i = 0; i < a->field_count; i++)
-			if (!type_equal(a->fields[i].type, b->fields[i].type))
+		for (int i = 0; i < a->field_count; i++) {
+			const char *x = a->fields[i].name, *y = b->fields[i].name;
+			if (!type_equal(a->fields[i].type, b->fields[i].type) ||
+			    (x || y ? !x || !y || strcmp(x, y) != 0 : false))
 				return false;
+		}
 		return true;
 	case TYPE_POINTER:
 		return type_equal(a->pointee, b->pointee);
@@ -294,6 +297,8 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 		for (int i = 0; i < type->field_count; i++) {
 			if (i)
 				strbuf_puts(sb, ", ");
+			if (type->fields[i].name) /* a record: (a=int64, b=string[4]) */
+				strbuf_printf(sb, "%s=", type->fields[i].name);
 			type_describe(sb, type->fields[i].type);
 		}
 		strbuf_putc(sb, ')');

@@ -305,6 +305,11 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 	case NODE_BLOCK:
 		ast_dump_list(node->body, out, depth + 1);
 		break;
+	case NODE_TUPLE:
+		ast_dump_list(node->args, out, depth + 1);
+		if (node->rhs) /* a record's field names */
+			ast_dump_label("names", node->rhs, out, depth + 1);
+		break;
 	case NODE_TERNARY:
 		ast_dump_node(node->cond, out, depth + 1);
 		ast_dump_node(node->lhs, out, depth + 1);

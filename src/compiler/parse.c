@@ -404,10 +404,40 @@ static struct node *parse_offsetof(struct parser *p)
 	return node;
 }
 
-/* paren := '(' expression ')' | '(' expression ',' expression { ',' expression } ')' */
+/*
+ * record := '(' IDENT '=' expression { ',' IDENT '=' expression } ')'
+ *
+ * Current bpftrace's named tuple: a NODE_TUPLE whose rhs lists the field
+ * names (NODE_STRING), one per element.
+ */
+static struct node *parse_record(struct parser *p, const struct token *open)
+{
+	struct node *record = parse_new(p, NODE_TUPLE, open);
+	struct node **values = &record->args;
+	struct node **names = &record->rhs;
+
+	do {
+		if (p->tok.kind != TOK_IDENT || parse_peek(p, 1).kind != TOK_ASSIGN)
+			parse_fail_expected(p, "a field as name = value");
+		struct token name = parse_advance(p);
+		*names = parse_new(p, NODE_STRING, &name);
+		(*names)->string_value = parse_token_text(p, &name, 0);
+		(*names)->string_length = name.length;
+		names = &(*names)->next;
+		parse_advance(p);
+		*values = parse_expression(p);
+		values = &(*values)->next;
+	} while (parse_accept(p, TOK_COMMA));
+	parse_expect(p, TOK_RPAREN, "')' or ',' in record");
+	return record;
+}
+
+/* paren := '(' expression ')' | '(' expression ',' expression { ',' expression } ')' | record */
 static struct node *parse_paren(struct parser *p)
 {
 	struct token open = parse_advance(p);
+	if (p->tok.kind == TOK_IDENT && parse_peek(p, 1).kind == TOK_ASSIGN)
+		return parse_record(p, &open);
 	struct node *first = parse_expression(p);
 	struct node *tuple;
 	struct node **tail;

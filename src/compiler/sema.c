@@ -31,6 +31,7 @@
 #define MAX_MAP_ENTRIES 4096 /* bpftrace's default too; SONDE_MAX_MAP_ENTRIES overrides */
 
 static void check_stmts(struct sema *sema, struct node *list);
+static void check_tuple_index(struct sema *sema, struct node *node);
 
 void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
 {
@@ -116,7 +117,7 @@ static struct type *merge_types(struct type *a, struct type *b)
 	if (a->kind == TYPE_STRING)
 		return a->size >= b->size ? a : b;
 	if (a->kind == TYPE_TUPLE) {
-		if (a->field_count != b->field_count)
+		if (a->field_count != b->field_count || !sema_same_field_names(a, b))
 			return NULL;
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
 		for (int i = 0; i < a->field_count; i++) {
@@ -126,7 +127,7 @@ static struct type *merge_types(struct type *a, struct type *b)
 				return NULL;
 			}
 		}
-		struct type *merged = type_tuple(elements, a->field_count);
+		struct type *merged = sema_keep_field_names(type_tuple(elements, a->field_count), a);
 		free(elements);
 		return merged;
 	}
@@ -661,6 +662,11 @@ static void check_field(struct sema *sema, struct node *node)
 		}
 		node->lhs->type = base;
 	}
+	int record = base->kind == TYPE_TUPLE ? sema_record_field_index(sema, node) : 0;
+	if (record > 0)
+		check_tuple_index(sema, node); /* $r.a is $r.N for a's N */
+	if (record != 0)
+		return;
 	/* both p->f and p.f work on a pointer to a struct, as in current bpftrace */
 	if (base->kind == TYPE_POINTER && base->pointee && base->pointee->kind == TYPE_RECORD)
 		base = base->pointee;
@@ -760,6 +766,8 @@ static void check_tuple(struct sema *sema, struct node *node)
 	}
 	node->type = ok ? type_tuple(elements, count) : type_none();
 	free(elements);
+	if (ok && node->rhs)
+		sema_name_record_fields(sema, node);
 }
 
 static void check_call(struct sema *sema, struct node *node)

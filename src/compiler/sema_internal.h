@@ -46,6 +46,17 @@ bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, 
  * (ast.definitions); 0, or -1 after reporting errors. */
 int sema_define_types(struct sema *sema, struct node *definitions);
 void sema_check_cast(struct sema *sema, struct node *node);
+/* Records, current bpftrace's named tuples `(a = 1, b = "x")`: the tuple's
+ * type gets the names of node->rhs; `$r.a` becomes `$r.N` (the node turns
+ * into a NODE_TUPLE_INDEX; false when the tuple has no such field, after
+ * an error if it is a record). */
+void sema_name_record_fields(struct sema *sema, struct node *tuple);
+/* 1: rewritten; 0: not a record; -1: a record without that field (reported). */
+int sema_record_field_index(struct sema *sema, struct node *field);
+/* Tuples share storage only with the same field names (none, or a record's). */
+bool sema_same_field_names(const struct type *a, const struct type *b);
+/* tuple (a fresh one) with the field names of like, which has as many fields. */
+struct type *sema_keep_field_names(struct type *tuple, const struct type *like);
 
 /* Map declarations (sema_maps.c): `let @m = kind(n)` makes the map with that
  * BPF kind and size; 0, or -1 after reporting errors. Once every use is

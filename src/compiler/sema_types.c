@@ -236,6 +236,62 @@ struct type *sema_user_pointer_if(struct type *type, const struct node *node)
 	return type;
 }
 
+/* ---- records ---- */
+
+void sema_name_record_fields(struct sema *sema, struct node *tuple)
+{
+	struct type *named = type_new(TYPE_TUPLE);
+	*named = *tuple->type;
+	named->fields = xcalloc((size_t)named->field_count, sizeof(*named->fields));
+	struct node *name = tuple->rhs;
+	for (int i = 0; i < named->field_count && name; i++, name = name->next) {
+		for (struct node *before = tuple->rhs; before != name; before = before->next) {
+			if (strcmp(before->string_value, name->string_value) == 0) {
+				sema_error(sema, name->loc, "field '%s' appears twice in the record",
+					   name->string_value);
+				break;
+			}
+		}
+		named->fields[i] = tuple->type->fields[i];
+		named->fields[i].name = xstrdup(name->string_value);
+	}
+	tuple->type = named;
+}
+
+int sema_record_field_index(struct sema *sema, struct node *field)
+{
+	const struct type *record = field->lhs->type;
+	if (record->field_count == 0 || !record->fields[0].name)
+		return 0;
+	for (int i = 0; i < record->field_count; i++) {
+		if (strcmp(record->fields[i].name, field->name) == 0) {
+			field->kind = NODE_TUPLE_INDEX;
+			field->int_value = (uint64_t)i;
+			return 1;
+		}
+	}
+	sema_error(sema, field->loc, "the record has no field named '%s'", field->name);
+	return -1;
+}
+
+bool sema_same_field_names(const struct type *a, const struct type *b)
+{
+	for (int i = 0; i < a->field_count && i < b->field_count; i++) {
+		const char *x = a->fields[i].name, *y = b->fields[i].name;
+		if ((x || y) && (!x || !y || strcmp(x, y) != 0))
+			return false;
+	}
+	return true;
+}
+
+struct type *sema_keep_field_names(struct type *tuple, const struct type *like)
+{
+	for (int i = 0; i < tuple->field_count && i < like->field_count; i++)
+		if (like->fields[i].name && !tuple->fields[i].name)
+			tuple->fields[i].name = xstrdup(like->fields[i].name);
+	return tuple;
+}
+
 /* ---- layout of definitions ---- */
 
 /* The alignment C gives a value of this type on x86-64. */

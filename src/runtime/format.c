@@ -306,6 +306,20 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 			format_buffer(sb, type, data);
 		break;
 	case TYPE_TUPLE:
+		if (type->field_count > 0 && type->fields[0].name) {
+			/* a record: { .a = 1, .b = x } as current bpftrace; a JSON object */
+			strbuf_puts(sb, json ? "{" : "{ ");
+			for (int i = 0; i < type->field_count; i++) {
+				if (json)
+					strbuf_printf(sb, "%s\"%s\": ", i ? ", " : "", type->fields[i].name);
+				else
+					strbuf_printf(sb, "%s.%s = ", i ? ", " : "", type->fields[i].name);
+				format_value_at(sb, type->fields[i].type, bytes + type->fields[i].offset,
+						json, natural);
+			}
+			strbuf_puts(sb, json ? "}" : " }");
+			break;
+		}
 		strbuf_putc(sb, json ? '[' : '(');
 		for (int i = 0; i < type->field_count; i++) {
 			if (i)

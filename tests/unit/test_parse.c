@@ -121,6 +121,19 @@ static const struct parse_case parse_ast_cases[] = {
 	  "probe\n"
 	  "  probe_spec BEGIN\n"
 	  "  body:\n" },
+	{ "record",
+	  "BEGIN { $r = (a = 1, b = \"x\"); }",
+	  "probe\n"
+	  "  probe_spec BEGIN\n"
+	  "  body:\n"
+	  "    assign =\n"
+	  "      var $r\n"
+	  "      tuple\n"
+	  "        int 1\n"
+	  "        string \"x\"\n"
+	  "        names:\n"
+	  "          string \"a\"\n"
+	  "          string \"b\"\n" },
 	{ "map_declarations",
 	  "let @a = lruhash(100); let @b = hash(2 * 8) BEGIN { }",
 	  "map_decl @a lruhash\n"
