@@ -56,6 +56,8 @@ enum stack_mode {
 	STACK_MODE_RAW,      /* bare addresses */
 };
 
+#define TYPE_BTF_ID_SCRIPT (-1)
+
 struct type;
 struct int_names;
 struct aggregation;
@@ -122,7 +124,9 @@ struct type {
 	enum stack_mode stack_mode;
 
 	/* Kernel types from BTF (kernel/btf.c): the BTF id, and whether the
-	 * fields of a TYPE_RECORD are still to be read (btf_complete_record). */
+	 * fields of a TYPE_RECORD are still to be read (btf_complete_record).
+	 * A struct a script defines has TYPE_BTF_ID_SCRIPT: not from BTF, but
+	 * a C struct in memory all the same (unlike a probe's args record). */
 	int btf_id;
 	bool is_incomplete;
 	bool is_union;

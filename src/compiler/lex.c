@@ -13,8 +13,9 @@
  *    (paths follow the provider name), so `BEGIN/pid == 1/` still starts a
  *    predicate. This mode also steps over the preamble that bpftrace
  *    scripts carry: `#!`, `#include`/`#ifndef` lines. C struct, union,
- *    enum and typedef definitions there come back as ordinary tokens
- *    (`struct`, ...) for the parser.
+ *    enum and typedef definitions and `let @m = ...` map declarations
+ *    there come back as ordinary tokens (`struct`, `let`, ...) for the
+ *    parser.
  *
  *  - lex_next(), used everywhere else: identifiers, $variables, @maps,
  *    numbers, strings and C operators.

@@ -560,6 +560,7 @@ static struct type *define_record(struct sema *sema, struct node *definition)
 	struct type *record = type_new(TYPE_RECORD);
 	record->record_name = xstrdup(definition->name);
 	record->is_union = strncmp(definition->name, "union", 5) == 0;
+	record->btf_id = TYPE_BTF_ID_SCRIPT; /* printed and checked like a kernel struct */
 	int entry = -1;
 	if (!is_anonymous(definition->name)) {
 		entry = register_name(sema, definition, definition->name, record);
