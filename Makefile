@@ -4,8 +4,9 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CPPFLAGS:= -std=gnu11 -D_GNU_SOURCE -Isrc -Ibuild/gen
-# libssl/libcrypto: sonde serve's TLS; libcrypt: its basic auth's bcrypt
-LDLIBS  := -lbpf -lelf -lz -liberty -lssl -lcrypto -lcrypt
+# libcrypt: sonde serve's basic auth (bcrypt); its TLS opens libssl.so.3 at run time
+# (src/serve/openssl.h), so that no other command pays for loading it
+LDLIBS  := -lbpf -lelf -lz -liberty -lcrypt
 PREFIX  ?= /usr/local
 
 SRCS     := $(sort $(wildcard src/*.c src/*/*.c src/*/*/*.c))

@@ -10,7 +10,8 @@
 # /usr/share/doc/sonde, and DEBIAN/control filled in from
 # packaging/debian/control.in: Depends from the libraries the binary links
 # (dpkg-shlibdeps reads its DT_NEEDED entries and the shlibs of the
-# packages that ship them), Built-Using for the static libiberty.
+# packages that ship them) plus libssl3, which serve opens at run time,
+# Built-Using for the static libiberty.
 #
 # The tool links go to /usr/lib/sonde/bin rather than /usr/bin: Debian's
 # libbpf-tools ships most of the same names in /usr/sbin, and two packages
@@ -69,6 +70,9 @@ maintainer=$(sed -n 's/^Maintainer: //p' packaging/debian/control.in)
 printf 'Source: sonde\n\nPackage: sonde\nArchitecture: any\n' > "$work/debian/control"
 depends=$(cd "$work" && dpkg-shlibdeps -O -edebian/sonde/usr/bin/sonde | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "deb.sh: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# serve opens libssl.so.3 itself when TLS or basic auth is configured
+# (src/serve/openssl.h), so no DT_NEEDED entry names it
+depends="$depends, libssl3"
 built_using=$(dpkg-query -W -f='${source:Package} (= ${source:Version})' libiberty-dev)
 installed_size=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" \

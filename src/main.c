@@ -6,9 +6,16 @@
  *   sonde [options] -e 'program' [args...]
  *   sonde [options] program-file [args...]     ("-" reads the program from stdin)
  *
- * Option parsing stops at the first word that is not an option, so the
- * words after the program file are the script's own $1..$N, dashes and all;
- * that is also what makes `#!/usr/bin/env sonde` scripts work.
+ * Options may come anywhere, before or after the program file, as with
+ * bpftrace (GNU getopt permutes them): `sonde tool.bt -c CMD` runs CMD. The
+ * words that are not options are the program file and the script's own
+ * $1..$N; `--` ends the options, so a parameter that starts with a dash
+ * goes after it.
+ *
+ * bpftrace's environment variables (BPFTRACE_MAX_STRLEN, ...) are read as
+ * aliases of sonde's own (SONDE_MAX_STRLEN, ...), which win when both are
+ * set; one sonde has no use for is named in a warning, never ignored
+ * silently.
  *
  * -c CMD is forked before compiling (the program may use its pid as
  * `cpid`) and waits on a pipe until the probes are attached; if sonde
@@ -32,6 +39,7 @@
 
 #include "common/diag.h"
 #include "common/program.h"
+#include "common/settings.h"
 #include "common/util.h"
 #include "compiler/compiler.h"
 #include "kernel/btf.h"
@@ -43,7 +51,6 @@
 #include "toolkit/tool.h"
 
 #define SONDE_VERSION "0.1.0"
-#define MAX_STRLEN_DEFAULT 64
 #define MAX_STRLEN_LIMIT 1024
 
 enum long_option {
@@ -68,6 +75,7 @@ struct cli {
 	bool dry_run;
 	bool dump;
 	int verbose;
+	int helper_checks;          /* -k, -kk */
 	/* set by tools (src/toolkit/) */
 	bool tool;                  /* a tool: lines joined, no maps printed at exit */
 	const struct predefined_macro *macros; /* option values, as preprocessor macros */
@@ -106,6 +114,7 @@ static const char usage_text[] =
 	"  -f FORMAT      output format: text (default) or json\n"
 	"  -o FILE        write the program's output to FILE\n"
 	"  -q             quiet: no \"Attached N probes\" line\n"
+	"  -k, -kk        report failed reads of memory and map updates, with their place\n"
 	"  --unsafe       allow unsafe builtins such as system()\n"
 	"  --dry-run      compile and load into the verifier, attach nothing\n"
 	"  --info         report what this kernel supports\n"
@@ -116,7 +125,13 @@ static const char usage_text[] =
 	"  SONDE_MAX_STRLEN     bytes of a string value (default 64, at most 1024)\n"
 	"  SONDE_RINGBUF_SIZE   bytes of the event ring buffer (default 1m; power of two)\n"
 	"  SONDE_MAX_MAP_ENTRIES entries of each map (default 4096, at most 16777216)\n"
-	"  SONDE_STACK_STORAGE_SIZE stacks each stack map holds (default 16384)\n";
+	"  SONDE_STACK_STORAGE_SIZE stacks each stack map holds (default 16384)\n"
+	"  SONDE_STACK_MODE     kstack/ustack's default mode: bpftrace, perf or raw\n"
+	"  SONDE_PRINT_MAPS_ON_EXIT  0 or false: no maps printed at exit\n"
+	"  SONDE_MAX_CAT_BYTES  bytes cat() prints at most (default 10240)\n"
+	"  bpftrace's names for these (BPFTRACE_MAX_STRLEN, BPFTRACE_MAX_MAP_KEYS,\n"
+	"  BPFTRACE_PERF_RB_PAGES, ...) are read too; sonde's win when both are set.\n"
+	"  A program's config = { ... } block sets the same; the environment wins.\n";
 
 static void die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -157,8 +172,9 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 	};
 	int option;
 
-	/* '+': stop at the first non-option (the program file or $1). */
-	while ((option = getopt_long(argc, argv, "+e:c:p:lvdf:o:qhV", long_options, NULL)) != -1) {
+	/* no '+': options after the program file are options too, as bpftrace
+	 * reads them; "--" ends them */
+	while ((option = getopt_long(argc, argv, "e:c:p:lvdf:o:qkhV", long_options, NULL)) != -1) {
 		switch (option) {
 		case 'e':
 			cli->program_text = optarg;
@@ -191,6 +207,9 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 			break;
 		case 'q':
 			cli->quiet = true;
+			break;
+		case 'k':
+			cli->helper_checks++;
 			break;
 		case OPT_UNSAFE:
 			cli->unsafe = true;
@@ -277,6 +296,79 @@ fail:
 	return NULL;
 }
 
+/* sonde variables set from bpftrace's (import_bpftrace_env): a bad value is
+ * reported under the name the user wrote. */
+static struct env_alias {
+	const char *sonde_name;
+	const char *bpftrace_name;
+} env_aliases[16];
+static int env_alias_count;
+
+static const char *env_display_name(const char *name)
+{
+	for (int i = 0; i < env_alias_count; i++) {
+		if (strcmp(env_aliases[i].sonde_name, name) == 0)
+			return env_aliases[i].bpftrace_name;
+	}
+	return name;
+}
+
+/*
+ * bpftrace's environment variables, read as sonde's: BPFTRACE_MAX_STRLEN
+ * sets SONDE_MAX_STRLEN unless that is set too (sonde's own wins), with
+ * the value converted where the two differ (perf_rb_pages counts pages).
+ * A variable sonde has no use for, or does not know, is named in a
+ * warning: a setting the user made is never dropped without a word.
+ */
+static int import_bpftrace_env(void)
+{
+	extern char **environ;
+	VEC(char *) names = { 0 };
+	int status = 0;
+
+	/* names first: setenv() may move environ while it is walked */
+	for (char **entry = environ; entry && *entry; entry++) {
+		const char *equals = strchr(*entry, '=');
+		if (strncmp(*entry, "BPFTRACE_", 9) == 0 && equals)
+			vec_push(&names, xstrndup(*entry, (size_t)(equals - *entry)));
+	}
+	for (int i = 0; i < names.count; i++) {
+		const char *name = names.items[i], *value = getenv(name);
+		const struct setting *setting = setting_find_bpftrace_env(name);
+		char *converted, *error = NULL;
+
+		if (!value || !*value)
+			continue;
+		if (!setting) {
+			fprintf(stderr, "sonde: warning: %s is not a bpftrace setting sonde knows; "
+				"it has no effect\n", name);
+		} else if (setting->id == SETTING_UNUSED) {
+			fprintf(stderr, "sonde: warning: %s has no effect: %s\n", name, setting->reason);
+		} else if (setting->id == SETTING_MISSING_PROBES) {
+			if (strcmp(value, "error") != 0)
+				fprintf(stderr, "sonde: warning: %s=%s has no effect: sonde stops at a "
+					"probe that does not exist\n", name, value);
+		} else if (!getenv(setting->sonde_env) &&
+			   env_alias_count < (int)(sizeof(env_aliases) / sizeof(env_aliases[0]))) {
+			converted = setting_convert(setting, value, &error);
+			if (!converted) {
+				fprintf(stderr, "sonde: %s: %s\n", name, error);
+				free(error);
+				status = -1;
+				continue;
+			}
+			setenv(setting->sonde_env, converted, 1);
+			free(converted);
+			env_aliases[env_alias_count++] = (struct env_alias){
+				setting->sonde_env, xstrdup(name) };
+		}
+	}
+	for (int i = 0; i < names.count; i++)
+		free(names.items[i]);
+	free(names.items);
+	return status;
+}
+
 /* Environment variable `name` as a decimal number from 1 to limit, into
  * *value (left alone when unset). Digits only: " 64", "+64", "1k", "0x10"
  * or "-1" are mistakes to report in one sentence naming the variable, not
@@ -292,20 +384,58 @@ static int parse_env_number(const char *name, long long limit, long long *value)
 	errno = 0;
 	number = isdigit((unsigned char)text[0]) ? strtoll(text, &end, 10) : 0;
 	if (!isdigit((unsigned char)text[0]) || errno || *end || number < 1 || number > limit) {
-		fprintf(stderr, "sonde: %s must be a number from 1 to %lld, not '%s'\n", name,
-			limit, text);
+		fprintf(stderr, "sonde: %s must be a number from 1 to %lld, not '%s'\n",
+			env_display_name(name), limit, text);
 		return -1;
 	}
 	*value = number;
 	return 0;
 }
 
+/* SONDE_MAX_STRLEN, else a tool's preferred size; 0 leaves it to the
+ * program's config block, else to the compiler's default. */
 static int parse_max_strlen(int *max_strlen, int preferred)
 {
-	long long value = preferred ? preferred : MAX_STRLEN_DEFAULT;
+	long long value = preferred;
 	int err = parse_env_number("SONDE_MAX_STRLEN", MAX_STRLEN_LIMIT, &value);
 	*max_strlen = (int)value;
 	return err;
+}
+
+/* A variable that takes one of a few words (SONDE_STACK_MODE): *value is
+ * the word, or NULL when unset. */
+static int parse_env_word(const char *name, const char *const *words, const char **value)
+{
+	const char *text = getenv(name);
+
+	*value = NULL;
+	if (!text || !*text)
+		return 0;
+	for (const char *const *word = words; *word; word++) {
+		if (strcmp(text, *word) == 0) {
+			*value = *word;
+			return 0;
+		}
+	}
+	fprintf(stderr, "sonde: %s must be one of", env_display_name(name));
+	for (const char *const *word = words; *word; word++)
+		fprintf(stderr, "%s %s", word == words ? "" : ",", *word);
+	fprintf(stderr, ", not '%s'\n", text);
+	return -1;
+}
+
+/* SONDE_PRINT_MAPS_ON_EXIT: 1 (yes) or -1 (no) into *value; 0 when unset. */
+static int parse_env_bool(const char *name, int *value)
+{
+	static const char *const words[] = { "1", "0", "true", "false", NULL };
+	const char *word;
+
+	*value = 0;
+	if (parse_env_word(name, words, &word) < 0)
+		return -1;
+	if (word)
+		*value = strcmp(word, "1") == 0 || strcmp(word, "true") == 0 ? 1 : -1;
+	return 0;
 }
 
 /* An unset variable leaves *value 0 (the default). */
@@ -870,6 +1000,8 @@ int main(int argc, char **argv)
 
 	hold_standard_fds();
 	libbpf_set_print(main_libbpf_print);
+	if (import_bpftrace_env() < 0)
+		return 1;
 	/* a link named after a tool runs it; so does `sonde TOOL` */
 	if (strcmp(invoked, "sonde") != 0 && (tool = tool_find(invoked)))
 		return run_tool(tool, argc, argv, NULL);
@@ -929,12 +1061,18 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	pid_t target_pid = 0, child_pid = 0;
 	int release_fd = -1;
 	int max_strlen;
-	uint32_t max_map_entries, stack_storage_size;
+	uint32_t max_map_entries, stack_storage_size, max_cat_bytes;
+	static const char *const stack_modes[] = { "bpftrace", "perf", "raw", NULL };
+	const char *stack_mode;
+	int print_maps_on_exit;
 	int status = 1;
 
 	if (parse_max_strlen(&max_strlen, cli.max_strlen) < 0 ||
 	    parse_env_count("SONDE_MAX_MAP_ENTRIES", MAP_ENTRIES_LIMIT, &max_map_entries) < 0 ||
 	    parse_env_count("SONDE_STACK_STORAGE_SIZE", MAP_ENTRIES_LIMIT, &stack_storage_size) < 0 ||
+	    parse_env_count("SONDE_MAX_CAT_BYTES", 1ll << 30, &max_cat_bytes) < 0 ||
+	    parse_env_word("SONDE_STACK_MODE", stack_modes, &stack_mode) < 0 ||
+	    parse_env_bool("SONDE_PRINT_MAPS_ON_EXIT", &print_maps_on_exit) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
 		return 1;
@@ -969,6 +1107,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;
+	compile_options.stack_mode = stack_mode;
+	compile_options.helper_checks = cli.helper_checks;
 	compile_options.stack_storage_size = stack_storage_size;
 	compile_options.map_sizes = cli.map_sizes;
 	compile_options.map_size_count = cli.map_size_count;
@@ -1004,6 +1144,9 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	runtime_options.child_release_fd = release_fd;
 	runtime_options.target_pid = target_pid ? target_pid : cli.watch_pid;
 	runtime_options.no_exit_maps = cli.tool;
+	runtime_options.status_on_stderr = cli.tool;
+	runtime_options.print_maps_on_exit = print_maps_on_exit;
+	runtime_options.max_cat_bytes = max_cat_bytes;
 	runtime_options.picture = cli.picture;
 	runtime_options.serve = cli.serve;
 	/* runtime_run releases (or abandons) and reaps the child itself. */

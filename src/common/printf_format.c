@@ -120,6 +120,9 @@ static int format_scan_conversion(const char *format, int start, char *conversio
 		return -1;
 	}
 	*conversion = c;
+	/* bpftrace's %rx (every byte as \xNN) and %rh (every byte as NN, spaced) */
+	if (c == 'r' && (format[i + 1] == 'x' || format[i + 1] == 'h'))
+		i++;
 	return i + 1;
 }
 

@@ -4,7 +4,8 @@
  * runtime renders ring-buffer records with them. Conversions follow C's
  * printf as bpftrace documents them: flags [-+ #0], width, precision, length
  * modifiers (hh h l ll z j t), and d i u x X o c s p, bpftrace's r (a buf()
- * with non-printable bytes escaped), plus %% for '%'.
+ * with non-printable bytes escaped; rx every byte as \xNN, rh as spaced
+ * NN), plus %% for '%'.
  */
 #ifndef SONDE_PRINTF_FORMAT_H
 #define SONDE_PRINTF_FORMAT_H
@@ -19,7 +20,7 @@
 struct format_piece {
 	bool is_conversion;
 	char *text;          /* literal text (escapes already decoded), or the whole "%-08lld" */
-	char conversion;     /* 'd', 's', ... for conversions */
+	char conversion;     /* 'd', 's', ... for conversions ('r' for %rx and %rh too) */
 	int text_offset;     /* where the piece starts in the format, for error carets */
 };
 

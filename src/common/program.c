@@ -60,6 +60,9 @@ void program_free(struct program *program)
 	free(program->zero_divisors.items);
 	program->zero_divisors.items = NULL;
 	program->zero_divisors.count = 0;
+	free(program->helper_sites.items);
+	program->helper_sites.items = NULL;
+	program->helper_sites.count = 0;
 	program->points.items = NULL;
 	program->points.count = 0;
 	program->maps.items = NULL;

@@ -82,6 +82,13 @@ struct seen_process {
 #define LOST_SLOT_STACKS 3
 #define LOST_SLOT_ZERO_DIVISOR 4
 
+/* A helper call -k watches (a read of memory, a map update): where it is
+ * in the program and which helper; its failures are counted per site. */
+struct helper_site {
+	struct src_loc loc;
+	int helper;             /* BPF_FUNC_* */
+};
+
 /* Written by the runtime into the config map before any probe is attached. */
 struct program_config {
 	uint64_t start_ns; /* bpf_ktime_get_ns() at start, for `elapsed` */
@@ -111,6 +118,9 @@ struct map_desc {
 	bool is_declared;          /* `let @m = kind(n)`: bpf_map_type and max_entries are the
 				    * script's */
 	int fd;                    /* set by the runtime; -1 before */
+	bool zeroed;               /* runtime: zero() ran, no clear() since: a histogram
+				    * in an array still prints its name when empty, as
+				    * bpftrace's zeroed hash entry does */
 };
 
 /* Delimits the part of a printf_matching() format whose text is matched
@@ -207,14 +217,27 @@ struct probe_program {
 	int attach_btf_obj_fd;      /* BTF object holding attach_btf_id; 0 = vmlinux */
 };
 
+/* What a program's config block sets for the run; the environment's values
+ * (SONDE_RINGBUF_SIZE, ...) win over these, as bpftrace's do. */
+struct program_settings {
+	uint32_t ringbuf_size;      /* perf_rb_pages, in bytes; 0 = not set */
+	int print_maps_on_exit;     /* 1: yes, -1: no; 0 = not set (yes) */
+	uint32_t max_cat_bytes;     /* 0 = not set */
+};
+
 struct program {
 	struct source source;
+	struct program_settings settings;
 	VEC(struct map_desc) maps;
 	VEC(struct event_desc) events;
 	VEC(struct probe_program) probes;
 	VEC(struct probe_point *) points; /* every expanded probe point; freed with the program */
 	VEC(struct src_loc) zero_divisors; /* divisions whose divisor is known only at run time:
 					    * each counts its divisions by zero (MAP_ROLE_LOST) */
+	VEC(struct helper_site) helper_sites; /* -k: helper calls whose failures are counted,
+					       * two MAP_ROLE_LOST slots each from
+					       * helper_slot_base (count, last error) */
+	int helper_slot_base;
 	int ringbuf_map_id;         /* -1 when the program sends no events */
 	int lost_map_id;
 	int config_map_id;

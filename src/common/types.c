@@ -212,7 +212,9 @@ bool type_equal(const struct type *a, const struct type *b)
 	switch (a->kind) {
 	case TYPE_INT:
 		return a->size == b->size && a->is_signed == b->is_signed &&
-		       a->int_names == b->int_names;
+		       a->int_names == b->int_names &&
+		       !a->strftime_format == !b->strftime_format &&
+		       (!a->strftime_format || strcmp(a->strftime_format, b->strftime_format) == 0);
 	case TYPE_STRING:
 		return a->size == b->size;
 	case TYPE_TUPLE:
@@ -247,6 +249,16 @@ bool type_equal(const struct type *a, const struct type *b)
 	default:
 		return true;
 	}
+}
+
+int type_pointer_step(const struct type *pointer)
+{
+	const struct type *target = pointer ? pointer->pointee : NULL;
+	if (!target)
+		return 1;
+	if (target->kind == TYPE_POINTER)
+		return 8;
+	return target->size > 0 ? target->size : 1;
 }
 
 int type_storage_size(const struct type *type)

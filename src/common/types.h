@@ -101,6 +101,11 @@ struct type {
 
 	/* TYPE_TUPLE, TYPE_RECORD */
 	int field_count;
+	/* TYPE_TUPLE: the size bpftrace gives it (each field at its own size,
+	 * naturally aligned), which sizeof() answers; sonde stores every
+	 * integer field in 8 bytes (`size`). 0: not known, use `size`. */
+	int declared_size;
+	int declared_align;
 	struct type_field *fields;
 	char *record_name;   /* TYPE_RECORD: e.g. "struct _tracepoint_syscalls_sys_enter_openat" */
 
@@ -166,6 +171,9 @@ bool type_is_aggregation(const struct type *type);
 bool type_is_bucketed(const struct type *type);  /* hist, lhist: keys carry a bucket */
 bool type_is_integer_like(const struct type *type); /* int or pointer */
 bool type_equal(const struct type *a, const struct type *b);
+/* How many bytes `p + 1` moves a pointer of this type (TYPE_POINTER): its
+ * target's size, 1 for void and targets of unknown size. */
+int type_pointer_step(const struct type *pointer);
 /* Size inside maps/records: ints widen to 8, others keep their size. */
 int type_storage_size(const struct type *type);
 /* Human-readable, for error messages: "int64", "uint32", "string[64]", "(int64, string[16])". */

@@ -235,7 +235,8 @@ static void ast_dump_payload(const struct node *node, FILE *out)
 		break;
 	case NODE_ASSIGN:
 		/* Compound assignments show as written: "+=", "<<=". */
-		fprintf(out, " %s%s", node->op == OP_ASSIGN ? "" : op_spelling(node->op), "=");
+		fprintf(out, "%s %s%s", node->is_declaration ? " let" : "",
+			node->op == OP_ASSIGN ? "" : op_spelling(node->op), "=");
 		if (node->name)
 			fprintf(out, " : %s", node->name);
 		break;
@@ -329,6 +330,10 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 void ast_dump(const struct ast *ast, FILE *out)
 {
 	ast_dump_list(ast->definitions, out, 0);
+	if (ast->config) {
+		fprintf(out, "config:\n");
+		ast_dump_list(ast->config, out, 1);
+	}
 	ast_dump_list(ast->probes, out, 0);
 }
 

@@ -104,6 +104,7 @@ struct node {
 	enum op op;
 	bool is_prefix;           /* NODE_INCDEC */
 	bool is_arrow;            /* NODE_FIELD */
+	bool is_declaration;      /* NODE_ASSIGN written `let $x ...`: a new variable */
 	uint64_t int_value;
 	char *name;
 	char *string_value;
@@ -123,12 +124,17 @@ struct node {
 				   * once per probe point: say it once) */
 	bool is_constant;         /* integer expression whose value is known: const_value */
 	uint64_t const_value;
+	bool value_unused;        /* an expression statement's expression: its value is dropped,
+				   * so a builtin need not compute it (delete()'s result) */
 };
 
 struct ast {
 	struct node *probes;      /* list of NODE_PROBE */
 	struct node *definitions; /* NODE_C_RECORD, NODE_C_ENUM, NODE_C_TYPEDEF, NODE_MAP_DECL,
 				   * in program order */
+	struct node *config;      /* `config = { key = value; ... }`: NODE_ASSIGN each, lhs a
+				   * NODE_BUILTIN naming the key, rhs a NODE_INT, NODE_STRING
+				   * or NODE_BUILTIN (a word: perf, true) */
 	/* arena: every node allocated through ast_new_node is freed by ast_free */
 	struct node **nodes;
 	int node_count;

@@ -43,6 +43,63 @@ int gen_stack_alloc(struct codegen *gen, int size)
 /* ---- helper calls ---- */
 
 /* Sets up r1-r5, calls, and returns r0 copied into a fresh virtual register. */
+/* -k watches reads of memory and map updates: the calls whose failure
+ * leaves a value zeroed or a map without an entry, and nothing else says so. */
+static bool gen_helper_checked(int helper)
+{
+	switch (helper) {
+	case BPF_FUNC_probe_read:
+	case BPF_FUNC_probe_read_str:
+	case BPF_FUNC_probe_read_user:
+	case BPF_FUNC_probe_read_user_str:
+	case BPF_FUNC_probe_read_kernel:
+	case BPF_FUNC_probe_read_kernel_str:
+	case BPF_FUNC_map_update_elem:
+		return true;
+	default:
+		return false;
+	}
+}
+
+void gen_count_lost(struct codegen *gen, int slot);
+int gen_map_lookup(struct codegen *gen, int map_id, int key_offset);
+
+/* The site of this helper call at the current source location (one per
+ * location and helper, however many probe points share the code). */
+static int gen_helper_site(struct codegen *gen, int helper)
+{
+	struct program *program = gen->program;
+	struct src_loc loc = gen->fn.loc;
+
+	for (int i = 0; i < program->helper_sites.count; i++) {
+		const struct helper_site *site = &program->helper_sites.items[i];
+		if (site->helper == helper && site->loc.line == loc.line &&
+		    site->loc.column == loc.column)
+			return i;
+	}
+	struct helper_site site = { .loc = loc, .helper = helper };
+	vec_push(&program->helper_sites, site);
+	return program->helper_sites.count - 1;
+}
+
+/* A negative result (all the watched helpers fail so) counts at its site,
+ * and its error code is kept in the site's second slot for the report. */
+static void gen_count_helper_error(struct codegen *gen, int helper, int result)
+{
+	int site = gen_helper_site(gen, helper);
+	int slot = gen->program->helper_slot_base + 2 * site;
+	int done = ir_new_label(&gen->fn);
+
+	ir_jump_if_imm(&gen->fn, BPF_JSGE, result, 0, done);
+	gen_count_lost(gen, slot);
+	int key = gen_stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, slot + 1);
+	int pointer = gen_map_lookup(gen, gen->program->lost_map_id, key);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, done);
+	ir_store(&gen->fn, 8, pointer, 0, result);
+	ir_label(&gen->fn, done);
+}
+
 int gen_call_helper(struct codegen *gen, int helper, const struct helper_arg *args, int count)
 {
 	for (int i = 0; i < count; i++) {
@@ -66,6 +123,8 @@ int gen_call_helper(struct codegen *gen, int helper, const struct helper_arg *ar
 	ir_call(&gen->fn, helper);
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, BPF_REG_0);
+	if (gen->sema->options->helper_checks && gen_helper_checked(helper))
+		gen_count_helper_error(gen, helper, result);
 	return result;
 }
 
@@ -189,7 +248,7 @@ void gen_store_value(struct codegen *gen, struct value value, int base, int offs
 }
 
 /* Materialises a value in a fresh stack slot (for helpers needing a pointer). */
-static int gen_value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
+int gen_value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type)
 {
 	if (value.kind == VALUE_STACK && (!slot_type || type_equal(value.type, slot_type)))
 		return value.stack_offset;
@@ -582,250 +641,6 @@ static struct value gen_field(struct codegen *gen, struct node *node)
 	return gen_memory_field(gen, node);
 }
 
-/* ---- operators ---- */
-
-/* Signed division and remainder with C's truncation toward zero, built from
- * BPF's unsigned ones (older kernels have no signed divide). */
-void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder)
-{
-	int negate = gen_const_reg(gen, 0);
-	int positive_a = ir_new_label(&gen->fn), positive_b = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JSGE, dividend, 0, positive_a);
-	ir_alu_imm(&gen->fn, BPF_NEG, dividend, 0);
-	ir_alu_imm(&gen->fn, BPF_XOR, negate, 1);
-	ir_label(&gen->fn, positive_a);
-	ir_jump_if_imm(&gen->fn, BPF_JSGE, divisor, 0, positive_b);
-	ir_alu_imm(&gen->fn, BPF_NEG, divisor, 0);
-	if (!remainder)
-		ir_alu_imm(&gen->fn, BPF_XOR, negate, 1);
-	ir_label(&gen->fn, positive_b);
-	ir_alu(&gen->fn, remainder ? BPF_MOD : BPF_DIV, dividend, divisor);
-	int done = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, negate, 0, done);
-	ir_alu_imm(&gen->fn, BPF_NEG, dividend, 0);
-	ir_label(&gen->fn, done);
-}
-
-static bool is_signed_operand(const struct type *type)
-{
-	return type->kind == TYPE_INT && (type->is_signed || type->size < 8);
-}
-
-static int jump_op_for(enum op op, bool is_signed)
-{
-	switch (op) {
-	case OP_EQ: return BPF_JEQ;
-	case OP_NE: return BPF_JNE;
-	case OP_LT: return is_signed ? BPF_JSLT : BPF_JLT;
-	case OP_LE: return is_signed ? BPF_JSLE : BPF_JLE;
-	case OP_GT: return is_signed ? BPF_JSGT : BPF_JGT;
-	case OP_GE: return is_signed ? BPF_JSGE : BPF_JGE;
-	default: return BPF_JEQ;
-	}
-}
-
-/* Compares two zero-padded objects of `size` bytes on the stack a word at a
- * time (arrays). Result 1 when equal. */
-static int gen_memory_equal(struct codegen *gen, int a_offset, int b_offset, int size)
-{
-	int result = gen_const_reg(gen, 0);
-	int differ = ir_new_label(&gen->fn);
-	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
-	for (int at = 0; at < round8(size); at += 8) {
-		ir_load(&gen->fn, 8, left, BPF_REG_10, (int16_t)(a_offset + at));
-		ir_load(&gen->fn, 8, right, BPF_REG_10, (int16_t)(b_offset + at));
-		ir_jump_if(&gen->fn, BPF_JNE, left, right, differ);
-	}
-	ir_mov_imm(&gen->fn, result, 1);
-	ir_label(&gen->fn, differ);
-	return result;
-}
-
-/* Compares two strings up to the first NUL of the shorter type. Result 1 when equal. */
-int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit)
-{
-	int result = gen_const_reg(gen, 0);
-	int differ = ir_new_label(&gen->fn), equal = ir_new_label(&gen->fn);
-	int left = ir_new_vreg(&gen->fn), right = ir_new_vreg(&gen->fn);
-	for (int i = 0; i < limit; i++) {
-		ir_load(&gen->fn, 1, left, BPF_REG_10, (int16_t)(a.stack_offset + i));
-		ir_load(&gen->fn, 1, right, BPF_REG_10, (int16_t)(b.stack_offset + i));
-		ir_jump_if(&gen->fn, BPF_JNE, left, right, differ);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, left, 0, equal);
-	}
-	ir_label(&gen->fn, equal);
-	ir_mov_imm(&gen->fn, result, 1);
-	ir_label(&gen->fn, differ);
-	return result;
-}
-
-static bool is_known(const struct node *node, bool value);
-
-static struct value gen_logical(struct codegen *gen, struct node *node)
-{
-	/* `1 && x` and `0 || x` (sema folded the rest): only x's truth is left */
-	if (is_known(node->lhs, node->op == OP_LAND)) {
-		int right = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
-		int truth = gen_const_reg(gen, 1);
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, done);
-		ir_mov_imm(&gen->fn, truth, 0);
-		ir_label(&gen->fn, done);
-		return value_reg(truth, node->type);
-	}
-	int result = gen_const_reg(gen, node->op == OP_LOR ? 1 : 0);
-	int done = ir_new_label(&gen->fn);
-	int left = gen_value_to_reg(gen, gen_expr(gen, node->lhs));
-	ir_jump_if_imm(&gen->fn, node->op == OP_LOR ? BPF_JNE : BPF_JEQ, left, 0, done);
-	int right = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
-	ir_mov_imm(&gen->fn, result, node->op == OP_LOR ? 1 : 0);
-	ir_jump_if_imm(&gen->fn, node->op == OP_LOR ? BPF_JNE : BPF_JEQ, right, 0, done);
-	ir_mov_imm(&gen->fn, result, node->op == OP_LOR ? 0 : 1);
-	ir_label(&gen->fn, done);
-	return value_reg(result, node->type);
-}
-
-static int alu_op_for(enum op op)
-{
-	switch (op) {
-	case OP_ADD: return BPF_ADD;
-	case OP_SUB: return BPF_SUB;
-	case OP_MUL: return BPF_MUL;
-	case OP_DIV: return BPF_DIV;
-	case OP_MOD: return BPF_MOD;
-	case OP_BITAND: return BPF_AND;
-	case OP_BITOR: return BPF_OR;
-	case OP_BITXOR: return BPF_XOR;
-	case OP_SHL: return BPF_LSH;
-	case OP_SHR: return BPF_RSH;
-	default: return BPF_ADD;
-	}
-}
-
-/* left = left op right on registers, honouring signedness of result_type.
- * `site` is the binary or compound-assignment node (NULL for ++/--): when
- * its right operand is known only at run time, a zero divisor gives 1 and
- * bumps the site's counter (as current bpftrace does; BPF itself would give
- * 0 or the dividend), and a shift count outside 0..63 shifts every bit out
- * (BPF would mask the count to 6 bits), as C's arithmetic would suggest. */
-static void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
-			   const struct type *result_type, const struct node *site)
-{
-	bool is_signed = result_type->kind == TYPE_INT && result_type->is_signed;
-	bool checked = site && site->rhs && !site->rhs->is_constant;
-	bool can_skip = checked && (op == OP_DIV || op == OP_MOD || op == OP_SHL ||
-				    (op == OP_SHR && !is_signed));
-	int done = can_skip ? ir_new_label(&gen->fn) : -1;
-	if (checked && (op == OP_DIV || op == OP_MOD)) {
-		int nonzero = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JNE, right, 0, nonzero);
-		if (site->check_id)
-			gen_count_lost(gen, LOST_SLOT_ZERO_DIVISOR + site->check_id - 1);
-		ir_mov_imm(&gen->fn, left, 1);
-		ir_jump(&gen->fn, done);
-		ir_label(&gen->fn, nonzero);
-	}
-	if (checked && (op == OP_SHL || op == OP_SHR)) {
-		int in_range = ir_new_label(&gen->fn);
-		ir_jump_if_imm(&gen->fn, BPF_JLE, right, 63, in_range);
-		if (op == OP_SHR && is_signed) {
-			ir_mov_imm(&gen->fn, right, 63); /* the sign fills every bit */
-		} else {
-			ir_mov_imm(&gen->fn, left, 0);
-			ir_jump(&gen->fn, done);
-		}
-		ir_label(&gen->fn, in_range);
-	}
-	if ((op == OP_DIV || op == OP_MOD) && is_signed)
-		gen_signed_divide(gen, left, right, op == OP_MOD);
-	else if (op == OP_SHR && is_signed)
-		ir_alu(&gen->fn, BPF_ARSH, left, right);
-	else
-		ir_alu(&gen->fn, alu_op_for(op), left, right);
-	if (can_skip)
-		ir_label(&gen->fn, done);
-}
-
-static struct value gen_binary(struct codegen *gen, struct node *node)
-{
-	if (node->op == OP_LAND || node->op == OP_LOR)
-		return gen_logical(gen, node);
-	struct value left = gen_expr(gen, node->lhs);
-	struct value right = gen_expr(gen, node->rhs);
-	if (node->lhs->type->kind == TYPE_ARRAY) {
-		int a = gen_value_to_stack(gen, left, NULL), b = gen_value_to_stack(gen, right, NULL);
-		int equal = gen_memory_equal(gen, a, b, node->lhs->type->size);
-		if (node->op == OP_NE)
-			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
-		return value_reg(equal, node->type);
-	}
-	if (left.kind == VALUE_STACK && right.kind == VALUE_STACK) {
-		int limit = left.type->size < right.type->size ? left.type->size : right.type->size;
-		int equal = gen_string_equal(gen, left, right, limit);
-		if (node->op == OP_NE)
-			ir_alu_imm(&gen->fn, BPF_XOR, equal, 1);
-		return value_reg(equal, node->type);
-	}
-	int a = gen_value_to_reg(gen, left), b = gen_value_to_reg(gen, right);
-	if (node->op >= OP_EQ && node->op <= OP_GE) {
-		bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
-		int result = gen_const_reg(gen, 1);
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if(&gen->fn, jump_op_for(node->op, is_signed), a, b, done);
-		ir_mov_imm(&gen->fn, result, 0);
-		ir_label(&gen->fn, done);
-		return value_reg(result, node->type);
-	}
-	int result = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, result, a);
-	gen_arithmetic(gen, node->op, result, b, node->type, node);
-	return value_reg(result, node->type);
-}
-
-static struct value gen_unary(struct codegen *gen, struct node *node)
-{
-	int operand = gen_value_to_reg(gen, gen_expr(gen, node->lhs));
-	int result = ir_new_vreg(&gen->fn);
-	ir_mov(&gen->fn, result, operand);
-	switch (node->op) {
-	case OP_NEG:
-		ir_alu_imm(&gen->fn, BPF_NEG, result, 0);
-		break;
-	case OP_BITNOT:
-		ir_alu_imm(&gen->fn, BPF_XOR, result, -1);
-		break;
-	case OP_LNOT: {
-		int done = ir_new_label(&gen->fn);
-		ir_mov_imm(&gen->fn, result, 1);
-		ir_jump_if_imm(&gen->fn, BPF_JEQ, operand, 0, done);
-		ir_mov_imm(&gen->fn, result, 0);
-		ir_label(&gen->fn, done);
-		break;
-	}
-	case OP_DEREF: {
-		if (node->type->kind == TYPE_RECORD || node->type->kind == TYPE_ARRAY) {
-			struct value object = { .kind = VALUE_ADDRESS, .reg = operand, .type = node->type,
-						.is_user = node->lhs->type->is_user_pointer };
-			return object;
-		}
-		int size = node->type->kind == TYPE_INT ? node->type->size : 8;
-		int offset = gen_stack_alloc(gen, 8);
-		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)offset, 0);
-		/* bare integers are read by address, like str() does */
-		int read_helper = node->lhs->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read
-				  : node->lhs->type->is_user_pointer ? BPF_FUNC_probe_read_user
-								     : BPF_FUNC_probe_read_kernel;
-		struct helper_arg args[3] = { ARG_STACK(offset), ARG_IMM(size), ARG_REG(operand) };
-		gen_call_helper(gen, read_helper, args, 3);
-		return value_reg(gen_load_int(gen, BPF_REG_10, offset, size,
-					  node->type->kind == TYPE_INT && node->type->is_signed), node->type);
-	}
-	default:
-		break;
-	}
-	return value_reg(result, node->type);
-}
-
 /* ---- variables and maps ---- */
 
 static struct var_info *var_of(struct codegen *gen, struct node *var)
@@ -914,7 +729,7 @@ static int update_map_int(struct codegen *gen, struct node *map_node, enum op op
 
 static struct value gen_incdec(struct codegen *gen, struct node *node)
 {
-	int one = gen_const_reg(gen, 1);
+	int one = gen_const_reg(gen, node->type->kind == TYPE_POINTER ? type_pointer_step(node->type) : 1);
 	enum op op = node->op == OP_INC ? OP_ADD : OP_SUB;
 	if (node->lhs->kind == NODE_MAP) {
 		int old = -1;
@@ -936,7 +751,7 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 
 static struct value gen_ternary(struct codegen *gen, struct node *node)
 {
-	if (is_known(node->cond, true) || is_known(node->cond, false)) {
+	if (gen_is_known(node->cond, true) || gen_is_known(node->cond, false)) {
 		struct value chosen = gen_expr(gen, node->cond->const_value ? node->lhs : node->rhs);
 		chosen.type = node->type;
 		return chosen;
@@ -1089,13 +904,24 @@ static void gen_assign(struct codegen *gen, struct node *node)
 	struct node *target = node->lhs;
 	if (target->kind == NODE_VAR) {
 		struct var_info *var = var_of(gen, target);
-		if (!node->rhs)
-			return;
 		int offset;
 		int base = var_address(gen, var, &offset);
+		if (!node->rhs) { /* let $x; starts at zero each time it runs */
+			int size = type_storage_size(var->type) > 0 ? type_storage_size(var->type) : 8;
+			for (int at = 0; at < size; at += 8)
+				ir_store_imm(&gen->fn, 8, base, (int16_t)(offset + at), 0);
+			return;
+		}
 		if (node->op != OP_ASSIGN) {
 			int current = gen_load_int(gen, base, offset, 8, false);
 			int delta = gen_value_to_reg(gen, gen_expr(gen, node->rhs));
+			if (var->type->kind == TYPE_POINTER && (node->op == OP_ADD || node->op == OP_SUB) &&
+			    type_pointer_step(var->type) > 1) { /* $p += n: n whole elements */
+				int count = delta;
+				delta = ir_new_vreg(&gen->fn);
+				ir_mov(&gen->fn, delta, count);
+				ir_alu_imm(&gen->fn, BPF_MUL, delta, type_pointer_step(var->type));
+			}
 			gen_arithmetic(gen, node->op, current, delta, var->type, node);
 			ir_store(&gen->fn, 8, base, (int16_t)offset, current);
 			return;
@@ -1126,7 +952,7 @@ static void gen_assign(struct codegen *gen, struct node *node)
 
 /* A condition sema folded to a constant costs nothing when true and is a
  * plain jump when false: that is how a tool's options that are off vanish. */
-static bool is_known(const struct node *node, bool value)
+bool gen_is_known(const struct node *node, bool value)
 {
 	return node->is_constant && node->type && node->type->kind == TYPE_INT &&
 	       (node->const_value != 0) == value;
@@ -1134,9 +960,9 @@ static bool is_known(const struct node *node, bool value)
 
 static void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label)
 {
-	if (is_known(cond, true))
+	if (gen_is_known(cond, true))
 		return;
-	if (is_known(cond, false)) {
+	if (gen_is_known(cond, false)) {
 		ir_jump(&gen->fn, false_label);
 		return;
 	}
@@ -1243,6 +1069,12 @@ static void gen_for_map(struct codegen *gen, struct node *node)
 	gen->outer_vars_reg = saved_reg;
 	gen->outer_vars_base = saved_base;
 	gen_for_each_element(gen, map->id, subprogram, vars);
+	if (gen->probe->return_flag_var >= 0) { /* a return in the body ends the probe */
+		int offset;
+		int base = var_address(gen, &gen->probe->vars.items[gen->probe->return_flag_var], &offset);
+		int returned = gen_load_int(gen, base, offset, 8, false);
+		ir_jump_if_imm(&gen->fn, BPF_JNE, returned, 0, gen->exit_label);
+	}
 }
 
 /*
@@ -1295,7 +1127,7 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		gen_assign(gen, node);
 		break;
 	case NODE_IF: {
-		if (is_known(node->cond, true) || is_known(node->cond, false)) {
+		if (gen_is_known(node->cond, true) || gen_is_known(node->cond, false)) {
 			gen_stmts(gen, node->cond->const_value ? node->then : node->els);
 			break;
 		}
@@ -1360,6 +1192,14 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 		ir_jump(&gen->fn, gen->loops.items[gen->loops.count - 1].continue_label);
 		break;
 	case NODE_RETURN:
+		if (gen->in_callback && gen->probe->return_flag_var >= 0) {
+			/* inside for ($kv : @m): stop the iteration and tell the
+			 * caller to end the probe (gen_for_map) */
+			int offset;
+			int base = var_address(gen, &gen->probe->vars.items[gen->probe->return_flag_var],
+					       &offset);
+			ir_store_imm(&gen->fn, 8, base, (int16_t)offset, 1);
+		}
 		ir_jump(&gen->fn, gen->exit_label);
 		break;
 	case NODE_BLOCK:

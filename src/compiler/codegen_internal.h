@@ -60,6 +60,8 @@ void gen_store_value(struct codegen *gen, struct value value, int base, int offs
 		     const struct type *slot_type);
 /* Signed division and remainder with C's truncation toward zero. */
 void gen_signed_divide(struct codegen *gen, int dividend, int divisor, bool remainder);
+/* 1 when `reg jump_op imm` holds (BPF_JEQ, BPF_JNE, ...), else 0. */
+int gen_test_imm(struct codegen *gen, int jump_op, int reg, int32_t imm);
 /* Compares `limit` bytes of two strings; 1 in the result when equal. */
 int gen_string_equal(struct codegen *gen, struct value a, struct value b, int limit);
 /* Reads an object of `type` at the address in `address`: integers and
@@ -98,5 +100,18 @@ struct ir_function gen_callback_begin(struct codegen *gen, int *saved_high);
 int gen_callback_end(struct codegen *gen, struct ir_function caller, int saved_high);
 /* bpf_for_each_map_elem over map_id with the subprogram; returns the count. */
 int gen_for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context);
+
+/* ---- the language core, shared by codegen.c and codegen_operators.c ---- */
+/* Stores a value in a fresh stack slot of slot_type (NULL: its own type). */
+int gen_value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type);
+/* An integer condition sema folded to `value`. */
+bool gen_is_known(const struct node *node, bool value);
+struct value gen_binary(struct codegen *gen, struct node *node);
+struct value gen_unary(struct codegen *gen, struct node *node);
+/* left = left op right, signedness from result_type; `site` (the binary or
+ * compound-assignment node, NULL for ++/--) checks divisors and shift counts
+ * known only at run time. */
+void gen_arithmetic(struct codegen *gen, enum op op, int left, int right,
+		    const struct type *result_type, const struct node *site);
 
 #endif

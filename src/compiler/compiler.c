@@ -10,6 +10,7 @@
 #include "../aggregations/aggregation.h"
 #include "ast.h"
 #include "codegen.h"
+#include "config.h"
 #include "sema.h"
 
 const struct map_size *compile_options_map_size(const struct compile_options *options,
@@ -134,6 +135,16 @@ int compile_program(const struct source *source, const struct compile_options *o
 		fprintf(options->dump, "AST:\n");
 		ast_dump(&ast, options->dump);
 	}
+	/* the config block fills in what the environment left unset */
+	struct compile_options configured = *options;
+	if (config_apply(&ast, &configured, options, program, diag) < 0) {
+		ast_free(&ast);
+		preprocessed_free(&pre);
+		return -1;
+	}
+	if (!configured.max_strlen)
+		configured.max_strlen = MAX_STRLEN_DEFAULT;
+	options = &configured;
 	struct sema sema = { .diag = diag, .options = options, .program = program,
 			     .macros = &pre.macros };
 	int result = sema_analyze(&sema, &ast);
@@ -146,6 +157,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 							BPF_MAP_TYPE_PERCPU_ARRAY, 4, 8,
 							(uint32_t)(LOST_SLOT_ZERO_DIVISOR +
 								   program->zero_divisors.count));
+		/* -k's sites come after the divisions; code generation finds them
+		 * and the map grows by two slots each below */
+		program->helper_slot_base = LOST_SLOT_ZERO_DIVISOR + program->zero_divisors.count;
 		program->config_map_id = add_internal_map(program, ".config", MAP_ROLE_CONFIG,
 							  BPF_MAP_TYPE_ARRAY, 4,
 							  sizeof(struct program_config), 1);
@@ -230,6 +244,9 @@ int compile_program(const struct source *source, const struct compile_options *o
 			vec_push(&program->probes, out);
 		}
 	}
+	if (result == 0 && program->helper_sites.count)
+		program->maps.items[program->lost_map_id].max_entries +=
+			(uint32_t)(2 * program->helper_sites.count);
 	for (int i = 0; i < sema.probes.count; i++) {
 		struct probe_info *probe = &sema.probes.items[i];
 		for (int j = 0; j < probe->vars.count; j++)
@@ -249,6 +266,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	free(sema.skipped.items);
 	free(sema.map_uses.items);
 	sema_types_free(&sema);
+	free(sema.visible.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;

@@ -18,6 +18,8 @@
 
 /* Most entries a map may be given (SONDE_MAX_MAP_ENTRIES, a tool's sizes). */
 #define MAP_ENTRIES_LIMIT (1u << 24)
+/* bpftrace 0.17's string size, when neither the environment nor a config block says. */
+#define MAX_STRLEN_DEFAULT 64
 
 /* A size a tool gives some of its maps (`//! size:` in its header), from one
  * of its options: BCC's --stack-storage-size sizes both the stack map and
@@ -34,8 +36,12 @@ struct compile_options {
 	pid_t target_pid;       /* -p: every probe filters on this pid; 0 = none */
 	pid_t child_pid;        /* -c: value of cpid; 0 = none */
 	bool unsafe;            /* --unsafe allows system() and signal() */
-	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN, default 64) */
-	uint32_t max_map_entries; /* entries of a user map (SONDE_MAX_MAP_ENTRIES); 0 = 4096 */
+	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN); 0 = the config
+				 * block's, else 64 */
+	uint32_t max_map_entries; /* entries of a user map (SONDE_MAX_MAP_ENTRIES); 0 = the
+				   * config block's, else 4096 */
+	const char *stack_mode; /* kstack/ustack's default mode (SONDE_STACK_MODE); NULL = the
+				 * config block's, else bpftrace */
 	uint32_t stack_storage_size; /* stacks each stack map holds (SONDE_STACK_STORAGE_SIZE;
 				      * a tool's "stack-map" size wins); 0 = 16384 */
 	const struct map_size *map_sizes; /* a tool's sizes of named maps; they win */
@@ -46,6 +52,7 @@ struct compile_options {
 	bool join_printf;       /* one record per line: adjacent printf calls joined (tools) */
 	bool drop_empty_probes; /* probes left with no code are not attached (tools) */
 	bool hist_sums;         /* hist/lhist buckets also sum their values (sonde serve) */
+	int helper_checks;      /* -k: count failed reads and map updates per call site */
 	const char *script_path; /* the program's file, whose directory #include "x.h"
 				  * searches first; NULL for -e, stdin and tools */
 };

@@ -121,6 +121,12 @@ void ir_ld_func(struct ir_function *fn, int dst, int subprogram)
 				      .dst = dst, .src = BPF_PSEUDO_FUNC, .imm = subprogram });
 }
 
+void ir_ld_btf_var(struct ir_function *fn, int dst, int btf_id)
+{
+	ir_emit(fn, (struct ir_insn){ .kind = IR_LD_IMM64, .code = BPF_LD | BPF_DW | BPF_IMM,
+				      .dst = dst, .src = BPF_PSEUDO_BTF_ID, .imm = btf_id });
+}
+
 void ir_exit(struct ir_function *fn)
 {
 	ir_emit(fn, (struct ir_insn){ .code = BPF_JMP | BPF_EXIT });
@@ -213,7 +219,10 @@ static void print_insn(FILE *out, const struct ir_insn *insn, bool final)
 	}
 	if (insn->kind == IR_LD_IMM64) {
 		print_reg(out, insn->dst);
-		fprintf(out, " = %lld ll", (long long)insn->imm);
+		if (insn->src == BPF_PSEUDO_BTF_ID)
+			fprintf(out, " = btf_var[%lld]", (long long)insn->imm);
+		else
+			fprintf(out, " = %lld ll", (long long)insn->imm);
 		return;
 	}
 	if (insn->kind == IR_LD_FUNC) {

@@ -30,7 +30,8 @@ enum ir_kind {
 	IR_JUMP,     /* conditional or unconditional jump to `label` */
 	IR_LD_MAP,   /* dst = pointer to map `imm` (BPF_LD_IMM64, BPF_PSEUDO_MAP_FD); with src
 	              * BPF_PSEUDO_MAP_VALUE, to byte `off` of its only value */
-	IR_LD_IMM64, /* dst = 64-bit constant imm */
+	IR_LD_IMM64, /* dst = 64-bit constant imm; with src BPF_PSEUDO_BTF_ID, the kernel
+		      * variable whose vmlinux BTF id is imm (a per-CPU one for bpf_per_cpu_ptr) */
 	IR_LD_FUNC,  /* dst = address of subprogram `imm` (BPF_LD_IMM64, BPF_PSEUDO_FUNC) */
 };
 
@@ -74,6 +75,8 @@ void ir_ld_map(struct ir_function *fn, int dst, int map_id);
 void ir_ld_map_value(struct ir_function *fn, int dst, int map_id, int offset);
 void ir_exit(struct ir_function *fn);
 void ir_ld_func(struct ir_function *fn, int dst, int subprogram);
+/* dst = the kernel variable with vmlinux BTF id `btf_id` (BPF_PSEUDO_BTF_ID) */
+void ir_ld_btf_var(struct ir_function *fn, int dst, int btf_id);
 /* Reserves size bytes (8-aligned) of stack; returns the (negative) offset from r10. */
 int ir_stack_alloc(struct ir_function *fn, int size);
 

@@ -958,6 +958,7 @@ static struct node *parse_let(struct parser *p)
 	op = p->tok;
 	node = parse_new(p, NODE_ASSIGN, p->tok.kind == TOK_ASSIGN ? &op : &var);
 	node->op = OP_ASSIGN;
+	node->is_declaration = true;
 	node->name = type_name;
 	node->lhs = parse_new(p, NODE_VAR, &var);
 	node->lhs->name = parse_token_text(p, &var, 1);
@@ -1368,6 +1369,96 @@ static struct node *parse_probe(struct parser *p)
 	return probe;
 }
 
+/* ---- the preamble ---- */
+
+/*
+ * config := 'config' '=' '{' [ item { ';' item } [ ';' ] ] '}'
+ * item   := IDENT '=' ( INT | STRING | IDENT )
+ *
+ * On entry the current token is the `config` word (lexed as a probe); the
+ * keys are checked against the settings table later (compiler.c), where an
+ * unknown one is reported at its place.
+ */
+static void parse_config(struct parser *p)
+{
+	struct node **tail = &p->ast->config;
+
+	parse_advance(p);
+	parse_expect(p, TOK_ASSIGN, "'=' after config");
+	parse_expect(p, TOK_LBRACE, "'{' to open the config block");
+	while (p->tok.kind != TOK_RBRACE) {
+		struct token key = p->tok;
+		if (key.kind != TOK_IDENT)
+			parse_fail_expected(p, "a config key such as max_strlen");
+		parse_advance(p);
+		struct node *item = parse_new(p, NODE_ASSIGN, &key);
+		item->op = OP_NONE;
+		item->lhs = parse_new(p, NODE_BUILTIN, &key);
+		item->lhs->name = parse_token_text(p, &key, 0);
+		parse_expect(p, TOK_ASSIGN, "'=' after the config key");
+		struct token value = p->tok;
+		if (value.kind == TOK_INT) {
+			parse_advance(p);
+			item->rhs = parse_new(p, NODE_INT, &value);
+			item->rhs->int_value = value.int_value;
+		} else if (value.kind == TOK_STRING) {
+			item->rhs = parse_string(p);
+		} else if (value.kind == TOK_IDENT) {
+			parse_advance(p);
+			item->rhs = parse_new(p, NODE_BUILTIN, &value);
+			item->rhs->name = parse_token_text(p, &value, 0);
+		} else {
+			parse_fail_expected(p, "a number, a string or a word as the config value");
+		}
+		*tail = item;
+		tail = &item->next;
+		if (!parse_accept(p, TOK_SEMICOLON) && p->tok.kind != TOK_RBRACE)
+			parse_fail_expected(p, "';' or '}' after the config value");
+	}
+	parse_advance_to_probe(p);
+}
+
+/*
+ * Words that start a construct of current bpftrace's preamble which sonde
+ * does not have: a probe list cannot go on after them, so they are named
+ * rather than reported as a malformed probe.
+ */
+static const struct unsupported_word {
+	const char *word;
+	const char *message;
+} parse_unsupported_words[] = {
+	{ "macro", "macro definitions are not supported yet" },
+	{ "import", "import is not supported: sonde has no modules to import" },
+	{ "fn", "function definitions (fn) are not supported" },
+};
+
+/* The preamble word the current token is, when a probe list cannot follow:
+ * handled (config) or reported (the unsupported ones). */
+static bool parse_preamble(struct parser *p, int probes_so_far)
+{
+	struct token word = p->tok;
+	struct lexer ahead = p->lexer;
+	struct token next = lex_next(&ahead);
+
+	if (word.kind != TOK_PROBE_SPEC || next.kind == TOK_LBRACE || next.kind == TOK_COMMA ||
+	    next.kind == TOK_SLASH || next.kind == TOK_EOF)
+		return false;
+	if (word.length == 6 && memcmp(word.start, "config", 6) == 0 && next.kind == TOK_ASSIGN) {
+		if (probes_so_far > 0 || p->ast->config)
+			parse_fail_at(p, &word, "a config block must come first, before any probe, "
+				      "and only once");
+		parse_config(p);
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(parse_unsupported_words) / sizeof(parse_unsupported_words[0]);
+	     i++) {
+		const char *text = parse_unsupported_words[i].word;
+		if ((size_t)word.length == strlen(text) && memcmp(word.start, text, word.length) == 0)
+			parse_fail_at(p, &word, "%s", parse_unsupported_words[i].message);
+	}
+	return false;
+}
+
 /* Action blocks in one program. Each becomes at least one BPF program, that
  * is one file descriptor (the runtime raises RLIMIT_NOFILE to its hard
  * limit, often 1024 or 524288) and a compile of its own; no real script
@@ -1375,7 +1466,7 @@ static struct node *parse_probe(struct parser *p)
 #define MAX_PROBE_BLOCKS 4096
 
 /*
- * program := { preamble | definition } probe { probe | definition }
+ * program := [ config ] { preamble | definition } probe { probe | definition }
  *
  * *ast is reset first; on failure it still owns whatever was built, and
  * the caller releases it with ast_free() either way.
@@ -1398,6 +1489,10 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 	p->tok = lex_probe_spec(&p->lexer);
 	struct node **definitions = &ast->definitions;
 	for (int count = 0; p->tok.kind != TOK_EOF; count++) {
+		if (parse_preamble(p, count)) {
+			count--;
+			continue;
+		}
 		if (parse_is_record_keyword(p->tok.kind) || parse_is_word(&p->tok, "typedef") ||
 		    p->tok.kind == TOK_LET) {
 			struct node *definition = p->tok.kind == TOK_LET ? parse_map_declaration(p)
@@ -1411,9 +1506,6 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 		}
 		if (p->tok.kind != TOK_PROBE_SPEC)
 			parse_fail_expected(p, "a probe");
-		if (p->tok.length == 5 && memcmp(p->tok.start, "macro", 5) == 0)
-			parse_fail_at(p, &p->tok, "macro definitions (current bpftrace's `macro name(args) "
-				      "{ ... }`) are not supported yet");
 		if (count == MAX_PROBE_BLOCKS) {
 			/* stop here: parsing the rest would cost what the limit saves */
 			diag_error(diag, p->tok.loc, "too many probes (this is probe %d; at most %d "

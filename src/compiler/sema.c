@@ -32,6 +32,7 @@
 
 static void check_stmts(struct sema *sema, struct node *list);
 static void check_tuple_index(struct sema *sema, struct node *node);
+static void check_block(struct sema *sema, struct node *list);
 
 void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
 {
@@ -119,6 +120,8 @@ static struct type *merge_types(struct type *a, struct type *b)
 	if (a->kind == TYPE_TUPLE) {
 		if (a->field_count != b->field_count || !sema_same_field_names(a, b))
 			return NULL;
+		if (type_equal(a, b))
+			return a; /* keeps its declared (bpftrace) size */
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
 		for (int i = 0; i < a->field_count; i++) {
 			elements[i] = merge_types(a->fields[i].type, b->fields[i].type);
@@ -257,21 +260,64 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 
 /* ---- scratch variables ---- */
 
+/*
+ * Variables are scoped by blocks, as in current bpftrace: one first
+ * assigned (or declared with `let`) inside an if, a loop or a { } block is
+ * gone after it, and `let` makes a new variable that hides an outer one of
+ * the same name until its block ends. Every variable is its own slot
+ * (var_id); `visible` lists the ones in scope, innermost last.
+ */
 static struct var_info *var_find(struct sema *sema, const char *name)
+{
+	for (int i = sema->visible.count - 1; i >= 0; i--) {
+		struct var_info *info = &sema->probe->vars.items[sema->visible.items[i]];
+		if (strcmp(info->name, name) == 0)
+			return info;
+	}
+	return NULL;
+}
+
+/* Whether $name was in scope somewhere in this block (for the error). */
+static bool var_was_declared(struct sema *sema, const char *name)
 {
 	for (int i = 0; i < sema->probe->vars.count; i++)
 		if (strcmp(sema->probe->vars.items[i].name, name) == 0)
-			return &sema->probe->vars.items[i];
-	return NULL;
+			return true;
+	return false;
+}
+
+static struct var_info *var_declare(struct sema *sema, const char *name, struct type *type)
+{
+	struct var_info fresh = { .name = xstrdup(name), .type = type };
+	vec_push(&sema->probe->vars, fresh);
+	vec_push(&sema->visible, sema->probe->vars.count - 1);
+	return &sema->probe->vars.items[sema->probe->vars.count - 1];
+}
+
+/* `let $x; $x++` or `$x += n`: a declared variable without a value yet
+ * starts as the integer 0, as bpftrace's `let` does. */
+static void var_default_int(struct sema *sema, struct node *var)
+{
+	struct var_info *info = var_find(sema, var->name);
+	if (info && (!info->type || info->type->kind == TYPE_NONE))
+		info->type = type_int(8, true);
+}
+
+static int scope_open(struct sema *sema)
+{
+	return sema->visible.count;
+}
+
+static void scope_close(struct sema *sema, int mark)
+{
+	sema->visible.count = mark;
 }
 
 static void var_assign(struct sema *sema, struct node *var, struct type *type)
 {
 	struct var_info *info = var_find(sema, var->name);
 	if (!info) {
-		struct var_info fresh = { .name = xstrdup(var->name), .type = type };
-		vec_push(&sema->probe->vars, fresh);
-		info = &sema->probe->vars.items[sema->probe->vars.count - 1];
+		info = var_declare(sema, var->name, type);
 	} else if (type && type->kind != TYPE_NONE) {
 		struct type *merged = merge_types(info->type, type);
 		if (!merged) {
@@ -415,237 +461,6 @@ static void check_positional(struct sema *sema, struct node *node)
 	}
 }
 
-/* Folds arithmetic on two integer constants, so lhist(x, -10, 10, 1) and
- * unroll(2 * 3) see plain numbers. Division by zero and out-of-range
- * shifts are not folded: check_operand_range reports them. */
-static void fold_binary(struct node *node)
-{
-	if (!node->lhs->is_constant || !node->rhs->is_constant ||
-	    node->lhs->type->kind != TYPE_INT || node->rhs->type->kind != TYPE_INT)
-		return;
-	uint64_t a = node->lhs->const_value, b = node->rhs->const_value;
-	bool is_signed = node->type->is_signed;
-	uint64_t value;
-	switch (node->op) {
-	case OP_ADD: value = a + b; break;
-	case OP_SUB: value = a - b; break;
-	case OP_MUL: value = a * b; break;
-	case OP_DIV:
-	case OP_MOD:
-		if (b == 0 || (is_signed && (int64_t)b == -1))
-			return;
-		if (is_signed)
-			value = node->op == OP_DIV ? (uint64_t)((int64_t)a / (int64_t)b)
-						   : (uint64_t)((int64_t)a % (int64_t)b);
-		else
-			value = node->op == OP_DIV ? a / b : a % b;
-		break;
-	case OP_BITAND: value = a & b; break;
-	case OP_BITOR: value = a | b; break;
-	case OP_BITXOR: value = a ^ b; break;
-	case OP_SHL:
-	case OP_SHR:
-		if (b >= 64) /* an error (check_operand_range) */
-			return;
-		value = node->op == OP_SHL ? a << b : is_signed ? (uint64_t)((int64_t)a >> b) : a >> b;
-		break;
-	default:
-		return;
-	}
-	node->is_constant = true;
-	node->const_value = value;
-}
-
-/* Folds comparisons and && / || whose outcome is known at compile time. A
- * tool's options are such constants: `PID == 0 || pid == PID` is then
- * true, and the code generator emits nothing for a filter that is off. */
-static void fold_condition(struct node *node)
-{
-	bool left_known = node->lhs->is_constant && node->lhs->type->kind == TYPE_INT;
-	bool right_known = node->rhs->is_constant && node->rhs->type->kind == TYPE_INT;
-	uint64_t a = node->lhs->const_value, b = node->rhs->const_value;
-	if (node->op == OP_LAND || node->op == OP_LOR) {
-		bool decides = node->op == OP_LAND ? a == 0 : a != 0;
-		if (left_known && (decides || right_known)) {
-			node->is_constant = true;
-			node->const_value = decides ? node->op == OP_LOR : b != 0;
-		}
-		return;
-	}
-	if (!left_known || !right_known)
-		return;
-	bool is_signed = node->lhs->type->is_signed && node->rhs->type->is_signed;
-	bool less = is_signed ? (int64_t)a < (int64_t)b : a < b;
-	bool value;
-	switch (node->op) {
-	case OP_EQ: value = a == b; break;
-	case OP_NE: value = a != b; break;
-	case OP_LT: value = less; break;
-	case OP_GE: value = !less; break;
-	case OP_GT: value = !less && a != b; break;
-	case OP_LE: value = less || a == b; break;
-	default: return;
-	}
-	node->is_constant = true;
-	node->const_value = value;
-}
-
-/* `@a = @a + 1` as the map's only write: in the silent pass the map has no
- * type yet when the read is checked. An operand of arithmetic can only be an
- * integer, and a map read before any write reads zero (as in bpftrace), so
- * the read is typed int64 and the assignment can then type the map. */
-static void assume_untyped_map_int(struct sema *sema, struct node *operand)
-{
-	if (sema->report || operand->kind != NODE_MAP || !operand->type ||
-	    operand->type->kind != TYPE_NONE || operand->map_id < 0 ||
-	    operand->map_id >= sema->program->maps.count ||
-	    sema->program->maps.items[operand->map_id].value_type)
-		return;
-	operand->type = type_int(8, true);
-}
-
-/* `x / 0`, `x % 0` and shifts by a constant outside 0..63 are errors (C
- * leaves them undefined; BPF would give 0, x or a masked shift). A divisor
- * known only at run time gets a check site: the code then uses 1 as the
- * result and counts the event, and the runtime warns where it happened. */
-static void check_operand_range(struct sema *sema, struct node *node, enum op op, struct node *rhs,
-				struct src_loc loc)
-{
-	if (!rhs->type || rhs->type->kind != TYPE_INT)
-		return;
-	if (op == OP_DIV || op == OP_MOD) {
-		if (rhs->is_constant && rhs->const_value == 0) {
-			sema_error(sema, loc, "%s by zero", op == OP_DIV ? "division" : "remainder");
-		} else if (!rhs->is_constant && node->check_id == 0) {
-			vec_push(&sema->program->zero_divisors, loc);
-			node->check_id = sema->program->zero_divisors.count;
-		}
-	} else if ((op == OP_SHL || op == OP_SHR) && rhs->is_constant && rhs->const_value >= 64) {
-		sema_error(sema, loc, "shift by %lld: the count must be 0 to 63",
-			 (long long)rhs->const_value);
-	}
-}
-
-static void check_binary(struct sema *sema, struct node *node)
-{
-	sema_check_expr(sema, node->lhs);
-	sema_check_expr(sema, node->rhs);
-	assume_untyped_map_int(sema, node->lhs);
-	assume_untyped_map_int(sema, node->rhs);
-	struct type *left = node->lhs->type, *right = node->rhs->type;
-	if (!left || !right || left->kind == TYPE_NONE || right->kind == TYPE_NONE) {
-		node->type = type_none();
-		return;
-	}
-	bool comparison = node->op >= OP_EQ && node->op <= OP_GE;
-	if (sema_is_string(node->lhs) || sema_is_string(node->rhs)) {
-		if (!(sema_is_string(node->lhs) && sema_is_string(node->rhs))) {
-			sema_error(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
-				 type_name(left), type_name(right));
-		} else if (node->op != OP_EQ && node->op != OP_NE) {
-			sema_error(sema, node->loc, "strings can only be compared with == and !=");
-		}
-		node->type = type_int(8, false);
-		if (node->lhs->kind == NODE_STRING && node->rhs->kind == NODE_STRING) {
-			bool equal = strcmp(node->lhs->string_value, node->rhs->string_value) == 0;
-			node->is_constant = true;
-			node->const_value = node->op == OP_EQ ? equal : !equal;
-		}
-		return;
-	}
-	if (left->kind == TYPE_ARRAY || right->kind == TYPE_ARRAY) {
-		/* element by element, as bpftrace compares arrays of integers */
-		if (node->op != OP_EQ && node->op != OP_NE)
-			sema_error(sema, node->loc, "arrays can only be compared with == and !=");
-		else if (!type_equal(left, right) || !left->pointee || left->pointee->kind != TYPE_INT)
-			sema_error(sema, node->loc, "cannot compare %s and %s: only integer arrays of the "
-				 "same type and length", type_name(left), type_name(right));
-		node->type = type_int(8, false);
-		return;
-	}
-	if (!sema_is_int(node->lhs) || !sema_is_int(node->rhs)) {
-		sema_error(sema, node->loc, "cannot apply '%s' to %s and %s", op_spelling(node->op),
-			 type_name(left), type_name(right));
-		node->type = type_none();
-		return;
-	}
-	if (comparison || node->op == OP_LAND || node->op == OP_LOR) {
-		node->type = type_int(8, false);
-		fold_condition(node);
-		return;
-	}
-	/* C's usual conversions with every operand widened to 64 bits: the
-	 * result is unsigned only when an unsigned 64-bit operand takes part. */
-	bool left_unsigned = left->kind == TYPE_POINTER || (!left->is_signed && left->size == 8);
-	bool right_unsigned = right->kind == TYPE_POINTER || (!right->is_signed && right->size == 8);
-	if (node->op == OP_SHL || node->op == OP_SHR)
-		right_unsigned = false;
-	node->type = type_int(8, !(left_unsigned || right_unsigned));
-	check_operand_range(sema, node, node->op, node->rhs, node->loc);
-	fold_binary(node);
-}
-
-static void check_unary(struct sema *sema, struct node *node)
-{
-	sema_check_expr(sema, node->lhs);
-	if (!node->lhs->type || node->lhs->type->kind == TYPE_NONE) {
-		node->type = type_none();
-		return;
-	}
-	switch (node->op) {
-	case OP_LNOT:
-		if (!sema_is_int(node->lhs))
-			sema_error(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
-		node->type = type_bool(); /* current bpftrace: !x is a bool */
-		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
-			node->is_constant = true;
-			node->const_value = node->lhs->const_value == 0;
-		}
-		return;
-	case OP_NEG:
-	case OP_BITNOT:
-		if (!sema_is_int(node->lhs)) {
-			sema_error(sema, node->loc, "cannot apply '%s' to %s", op_spelling(node->op),
-				 type_name(node->lhs->type));
-			node->type = type_none();
-			return;
-		}
-		node->type = type_int(8, node->op == OP_NEG ? true : node->lhs->type->is_signed);
-		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
-			node->is_constant = true;
-			node->const_value = node->op == OP_NEG ? -node->lhs->const_value : ~node->lhs->const_value;
-		}
-		return;
-	case OP_DEREF:
-		if (node->lhs->kind == NODE_BUILTIN && node->lhs->variable &&
-		    node->lhs->variable->points_to && node->lhs->variable->points_to())
-			node->lhs->type = node->lhs->variable->points_to();
-		if (node->lhs->type->kind == TYPE_POINTER && node->lhs->type->pointee &&
-		    (node->lhs->type->pointee->kind == TYPE_RECORD ||
-		     node->lhs->type->pointee->kind == TYPE_POINTER)) {
-			node->type = node->lhs->type->pointee;
-			if (node->type->kind == TYPE_RECORD && node->type->is_incomplete)
-				btf_complete_record(node->type);
-			return;
-		}
-		if (node->lhs->type->kind != TYPE_POINTER && node->lhs->type->kind != TYPE_INT) {
-			sema_error(sema, node->loc, "cannot dereference %s", type_name(node->lhs->type));
-			node->type = type_none();
-			return;
-		}
-		if (node->lhs->type->kind == TYPE_POINTER && node->lhs->type->pointee &&
-		    node->lhs->type->pointee->kind == TYPE_INT)
-			node->type = node->lhs->type->pointee;
-		else
-			node->type = type_int(8, true);
-		return;
-	default:
-		sema_error(sema, node->loc, "operator '%s' is not supported here", op_spelling(node->op));
-		node->type = type_none();
-		return;
-	}
-}
-
 static void check_field(struct sema *sema, struct node *node)
 {
 	sema_check_expr(sema, node->lhs);
@@ -746,11 +561,32 @@ static void check_tuple_index(struct sema *sema, struct node *node)
 	node->type = base->fields[node->int_value].type;
 }
 
+/* Size and alignment of a value laid out as bpftrace lays out tuples. */
+static int declared_layout(const struct type *type, int *align)
+{
+	switch (type->kind) {
+	case TYPE_INT:
+	case TYPE_POINTER:
+		*align = type->size;
+		return type->size;
+	case TYPE_STRING:
+	case TYPE_BUFFER:
+		*align = 1;
+		return type->size;
+	case TYPE_TUPLE:
+		*align = type->declared_size ? type->declared_align : 8;
+		return type->declared_size ? type->declared_size : type->size;
+	default:
+		*align = 8;
+		return type->size;
+	}
+}
+
 static void check_tuple(struct sema *sema, struct node *node)
 {
 	int count = ast_list_length(node->args);
 	struct type **elements = xcalloc(count, sizeof(*elements));
-	int i = 0;
+	int i = 0, declared = 0, declared_align = 1;
 	bool ok = true;
 	for (struct node *element = node->args; element; element = element->next) {
 		sema_check_expr(sema, element);
@@ -763,8 +599,18 @@ static void check_tuple(struct sema *sema, struct node *node)
 			ok = false;
 		}
 		elements[i++] = type && type->kind == TYPE_INT ? type_widened(type) : type;
+		if (ok) {
+			int align, size = declared_layout(type, &align);
+			declared = (declared + align - 1) / align * align + size;
+			if (align > declared_align)
+				declared_align = align;
+		}
 	}
 	node->type = ok ? type_tuple(elements, count) : type_none();
+	if (ok) {
+		node->type->declared_align = declared_align;
+		node->type->declared_size = (declared + declared_align - 1) / declared_align * declared_align;
+	}
 	free(elements);
 	if (ok && node->rhs)
 		sema_name_record_fields(sema, node);
@@ -859,8 +705,21 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		break;
 	case NODE_VAR: {
 		struct var_info *info = var_find(sema, node->name);
+		if (!info && var_was_declared(sema, node->name)) {
+			sema_error(sema, node->loc, "$%s is not in scope here: it was assigned inside a "
+				   "block that has ended; declare it before the block (let $%s;)",
+				   node->name, node->name);
+			node->type = type_none();
+			break;
+		}
 		if (!info) {
 			sema_error(sema, node->loc, "$%s is used before it is assigned", node->name);
+			node->type = type_none();
+			break;
+		}
+		if (!info->type || info->type->kind == TYPE_NONE) {
+			sema_error(sema, node->loc, "$%s is declared but has no value yet (its type is "
+				   "set by its first assignment)", node->name);
 			node->type = type_none();
 			break;
 		}
@@ -875,10 +734,10 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		check_call(sema, node);
 		break;
 	case NODE_BINARY:
-		check_binary(sema, node);
+		sema_check_binary(sema, node);
 		break;
 	case NODE_UNARY:
-		check_unary(sema, node);
+		sema_check_unary(sema, node);
 		break;
 	case NODE_INCDEC:
 		if (node->lhs->kind != NODE_VAR && node->lhs->kind != NODE_MAP) {
@@ -893,12 +752,15 @@ void sema_check_expr(struct sema *sema, struct node *node)
 				node->lhs->type = map->value_type;
 			}
 		} else {
+			var_default_int(sema, node->lhs);
 			sema_check_expr(sema, node->lhs);
 		}
 		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs))
 			sema_error(sema, node->loc, "'%s' needs an integer, not %s", op_spelling(node->op),
 				 type_name(node->lhs->type));
-		node->type = type_int(8, true);
+		/* a pointer steps by whole elements (codegen) and stays a pointer */
+		node->type = node->lhs->type && node->lhs->type->kind == TYPE_POINTER ? node->lhs->type
+										: type_int(8, true);
 		break;
 	case NODE_TERNARY:
 		sema_check_expr(sema, node->cond);
@@ -946,7 +808,8 @@ void sema_check_expr(struct sema *sema, struct node *node)
 			node->const_value = sema_plain_type_name(sema, node->lhs->name)->size;
 		} else {
 			sema_check_expr(sema, node->lhs);
-			node->const_value = node->lhs->type ? (uint64_t)node->lhs->type->size : 0;
+			int align;
+			node->const_value = node->lhs->type ? (uint64_t)declared_layout(node->lhs->type, &align) : 0;
 		}
 		break;
 	}
@@ -997,8 +860,10 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 	}
-	if (!node->rhs) { /* `let $x;` declares without a value */
-		var_assign(sema, target, declared ? declared : type_int(8, true));
+	if (!node->rhs) { /* `let $x;`: a new variable, typed by its first assignment */
+		struct var_info *info = var_declare(sema, target->name, declared ? declared : type_none());
+		target->var_id = (int)(info - sema->probe->vars.items);
+		target->type = info->type;
 		return;
 	}
 	if (declared) {
@@ -1008,12 +873,16 @@ static void check_assign(struct sema *sema, struct node *node)
 				 node->name, type_name(node->rhs->type));
 			return;
 		}
-		var_assign(sema, target, declared);
+		struct var_info *info = var_declare(sema, target->name, declared);
+		target->var_id = (int)(info - sema->probe->vars.items);
+		target->type = info->type;
 		return;
 	}
 	sema_check_expr(sema, node->rhs);
+	if (node->is_declaration) /* let $x = value: its type is the value's */
+		var_declare(sema, target->name, type_none());
 	if (node->op != OP_ASSIGN)
-		check_operand_range(sema, node, node->op, node->rhs, node->loc);
+		sema_check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	struct type *value = node->rhs->type;
 	bool is_aggregation = value && type_is_aggregation(value);
 	if (target->kind == NODE_VAR) {
@@ -1023,6 +892,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 		if (node->op != OP_ASSIGN) {
+			var_default_int(sema, target);
 			sema_check_expr(sema, target);
 			if (target->type && target->type->kind != TYPE_NONE && !sema_is_int(target))
 				sema_error(sema, node->loc, "'%s=' needs an integer, not %s", op_spelling(node->op),
@@ -1076,6 +946,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 {
 	switch (node->kind) {
 	case NODE_EXPR_STMT:
+		node->lhs->value_unused = true;
 		sema_check_expr(sema, node->lhs);
 		if (node->lhs->type && type_is_aggregation(node->lhs->type))
 			sema_error(sema, node->lhs->loc, "%s() must be assigned to a map: @x = %s(...)",
@@ -1089,8 +960,8 @@ static void check_stmt(struct sema *sema, struct node *node)
 		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
 			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
-		check_stmts(sema, node->then);
-		check_stmts(sema, node->els);
+		check_block(sema, node->then);
+		check_block(sema, node->els);
 		break;
 	case NODE_WHILE:
 		sema_check_expr(sema, node->cond);
@@ -1098,7 +969,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
 		sema->loop_depth++;
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		sema->loop_depth--;
 		break;
 	case NODE_UNROLL:
@@ -1109,20 +980,24 @@ static void check_stmt(struct sema *sema, struct node *node)
 			sema_error(sema, node->lhs->loc, "unroll count must be between 1 and 100, not %lld",
 				 (long long)node->lhs->const_value);
 		}
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		break;
-	case NODE_FOR_RANGE:
+	case NODE_FOR_RANGE: {
 		sema_check_expr(sema, node->cond);
 		sema_check_expr(sema, node->rhs);
 		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
 			sema_error(sema, node->cond->loc, "range start must be an integer");
 		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !sema_is_int(node->rhs))
 			sema_error(sema, node->rhs->loc, "range end must be an integer");
+		int mark = scope_open(sema);
+		var_declare(sema, node->lhs->name, type_none()); /* the loop's own $i */
 		var_assign(sema, node->lhs, type_int(8, true));
 		sema->loop_depth++;
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		sema->loop_depth--;
+		scope_close(sema, mark);
 		break;
+	}
 	case NODE_FOR_MAP: {
 		struct node *map_node = node->rhs;
 		if (map_node->kind != NODE_MAP || map_node->args) {
@@ -1145,14 +1020,17 @@ static void check_stmt(struct sema *sema, struct node *node)
 			break;
 		}
 		struct type *pair[2] = { map->key_type, map->value_type };
+		int mark = scope_open(sema); /* each loop's $kv is its own */
+		var_declare(sema, node->lhs->name, type_none());
 		var_assign(sema, node->lhs, type_tuple(pair, 2));
 		if (node->lhs->var_id >= 0 && node->lhs->var_id < sema->probe->vars.count)
 			sema->probe->vars.items[node->lhs->var_id].loop_local = true;
 		sema->loop_depth++;
 		sema->map_loop_depth++;
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		sema->map_loop_depth--;
 		sema->loop_depth--;
+		scope_close(sema, mark);
 		break;
 	}
 	case NODE_BREAK:
@@ -1162,9 +1040,14 @@ static void check_stmt(struct sema *sema, struct node *node)
 				 node->kind == NODE_BREAK ? "break" : "continue");
 		break;
 	case NODE_RETURN:
+		if (sema->map_loop_depth > 0 && sema->probe->return_flag_var < 0) {
+			struct var_info flag = { .name = xstrdup("return"), .type = type_int(8, false) };
+			vec_push(&sema->probe->vars, flag); /* never in scope: no $name reaches it */
+			sema->probe->return_flag_var = sema->probe->vars.count - 1;
+		}
 		break;
 	case NODE_BLOCK:
-		check_stmts(sema, node->body);
+		check_block(sema, node->body);
 		break;
 	default:
 		sema_error(sema, node->loc, "unexpected %s in statement position", node_kind_name(node->kind));
@@ -1178,6 +1061,14 @@ static void check_stmts(struct sema *sema, struct node *list)
 		check_stmt(sema, list);
 }
 
+/* The statements of a block: what they declare ends with them. */
+static void check_block(struct sema *sema, struct node *list)
+{
+	int mark = scope_open(sema);
+	check_stmts(sema, list);
+	scope_close(sema, mark);
+}
+
 static void check_probe_body(struct sema *sema, struct probe_info *probe, struct probe_point *point)
 {
 	/* variables are re-learned on every pass: one known from an earlier
@@ -1185,6 +1076,8 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 	for (int i = 0; i < probe->vars.count; i++)
 		free(probe->vars.items[i].name);
 	probe->vars.count = 0;
+	probe->return_flag_var = -1;
+	sema->visible.count = 0;
 	sema->probe = probe;
 	sema->point = point;
 	sema->loop_depth = 0;
@@ -1200,10 +1093,48 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 
 /* ---- probes ---- */
 
+/* A probe spec with $N and $# replaced by the positional parameters'
+ * text (`interval:ms:$1`, `uprobe:$1:main`), as bpftrace allows; NULL
+ * after an error for a parameter that was not given. */
+static char *substitute_positionals(struct sema *sema, const struct node *spec_node)
+{
+	const char *text = spec_node->name;
+	struct strbuf out;
+	strbuf_init(&out);
+	for (const char *at = text; *at; at++) {
+		if (at[0] != '$' || !(at[1] == '#' || (at[1] >= '0' && at[1] <= '9'))) {
+			strbuf_putc(&out, *at);
+			continue;
+		}
+		if (at[1] == '#') {
+			strbuf_printf(&out, "%d", sema->options->positional_count);
+			at++;
+			continue;
+		}
+		char *end;
+		long index = strtol(at + 1, &end, 10);
+		if (index < 1 || index > sema->options->positional_count) {
+			diag_error(sema->diag, spec_node->loc, "probe '%s' uses $%ld, but %d positional "
+				   "parameter%s given", text, index, sema->options->positional_count,
+				   sema->options->positional_count == 1 ? " was" : "s were");
+			strbuf_free(&out);
+			return NULL;
+		}
+		strbuf_puts(&out, sema->options->positional[index - 1]);
+		at = end - 1;
+	}
+	return strbuf_release(&out);
+}
+
 static int expand_probe(struct sema *sema, struct probe_info *probe)
 {
 	for (struct node *spec_node = probe->node->args; spec_node; spec_node = spec_node->next) {
-		struct probe_spec *spec = probe_spec_parse(spec_node->name, spec_node->loc);
+		char *substituted = strchr(spec_node->name, '$') ? substitute_positionals(sema, spec_node)
+								  : xstrdup(spec_node->name);
+		if (!substituted)
+			return -1;
+		struct probe_spec *spec = probe_spec_parse(substituted, spec_node->loc);
+		free(substituted);
 		if (!spec) {
 			diag_error(sema->diag, spec_node->loc, "malformed probe '%s'", spec_node->name);
 			return -1;
@@ -1234,6 +1165,10 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		const char *last_note = NULL;
 		for (int i = before; i < probe->points.count; i++) {
 			struct probe_point *point = probe->points.items[i];
+			if (point->unavailable && !probe->unavailable) {
+				probe->unavailable_spec = spec_node;
+				probe->unavailable = point->unavailable;
+			}
 			point->from_wildcard = strpbrk(spec_node->name, "*?[") != NULL;
 			/* a stand-in provider (fentry for kprobe, ...) explains itself once */
 			if (point->note && (!last_note || strcmp(point->note, last_note) != 0)) {
@@ -1414,6 +1349,15 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
 	sema_check_declared_maps(sema);
+	/* the body is checked; now what stops these blocks: a probe type the
+	 * kernel lacks (a dry run checks the whole program all the same) */
+	for (int i = 0; i < sema->probes.count; i++) {
+		const struct probe_info *probe = &sema->probes.items[i];
+		if (probe->unavailable) {
+			diag_error(sema->diag, probe->unavailable_spec->loc, "%s", probe->unavailable);
+			sema->error_count++;
+		}
+	}
 	/* after another error a map left without a type is most likely its
 	 * consequence (`@a = @b + 1` with @b unknown): say nothing more */
 	bool had_errors = sema->error_count > 0;
@@ -1515,7 +1459,7 @@ struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
 			continue;
 		if (arg->type && arg->type->kind != TYPE_NONE) {
 			/* strftime(): a timestamp formatted in user space */
-			bool is_strftime = arg->kind == NODE_CALL && arg->type->strftime_format;
+			bool is_strftime = arg->type->strftime_format != NULL;
 			char *mismatch = is_strftime ? NULL : format_check_arg(&pieces.items[i], arg->type);
 			if (mismatch) {
 				sema_error(sema, arg->loc, "%s", mismatch);

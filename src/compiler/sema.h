@@ -31,6 +31,14 @@ struct probe_info {
 	struct node *node;
 	probe_point_list points;
 	VEC(struct var_info) vars;
+	/* a spec whose probe type this kernel lacks (a point's `unavailable`):
+	 * reported after the body is checked; NULL if none */
+	const struct node *unavailable_spec;
+	const char *unavailable;
+	/* a hidden variable set by `return` inside for ($kv : @m): the loop's
+	 * callback can only stop the iteration, so the caller then ends the
+	 * probe when it is set; -1 when no such return */
+	int return_flag_var;
 };
 
 struct sema {
@@ -47,6 +55,7 @@ struct sema {
 	VEC(struct probe_info) skipped;  /* those blocks: typed once for their maps, never compiled */
 	bool stack_depths[128]; /* kstack/ustack depths used: one stack map each */
 	bool uses_user_symbols; /* ustack or usym(): processes are announced to the runtime */
+	VEC(int) visible;    /* ids of the variables in scope, innermost last */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */

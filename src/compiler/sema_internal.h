@@ -69,5 +69,12 @@ void sema_check_declared_maps(struct sema *sema);
  * process too: sema_user_pointer_if gives such a pointer type that mark. */
 bool sema_reached_from_user(const struct node *node);
 struct type *sema_user_pointer_if(struct type *type, const struct node *node);
+/* ---- the language core, shared by sema.c and sema_operators.c ---- */
+void sema_check_binary(struct sema *sema, struct node *node);
+void sema_check_unary(struct sema *sema, struct node *node);
+/* Constant divisors of zero and shift counts outside 0..63 are errors; a
+ * divisor known only at run time gets a check site (node->check_id). */
+void sema_check_operand_range(struct sema *sema, struct node *node, enum op op, struct node *rhs,
+			      struct src_loc loc);
 
 #endif

@@ -210,9 +210,9 @@ void sema_check_cast(struct sema *sema, struct node *node)
 	node->type = target->enumeration ? type_widened(target) : target;
 	if (strcmp(node->name, "bool") == 0)
 		node->type = type_bool(); /* x != 0, not its low byte */
-	/* in a uprobe or USDT probe a cast pointer points into the process,
-	 * as bpftrace's do */
-	if (target->kind == TYPE_POINTER && sema->point && sema->point->binary_path)
+	/* in a uprobe or USDT probe a number made a pointer is an address in
+	 * the process, as bpftrace's casts are */
+	if (target->kind == TYPE_POINTER && sema->point && sema->point->provider->user_space)
 		node->type = type_pointer(target->pointee, true);
 }
 

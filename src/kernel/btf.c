@@ -653,6 +653,20 @@ static int module_object_fd(struct btf_source *source)
 	return -ENOENT;
 }
 
+int btf_percpu_var_id(const char *name, int *size)
+{
+	struct btf_source *source = vmlinux();
+	if (!source)
+		return -ENOENT;
+	int id = btf__find_by_name_kind(source->btf, name, BTF_KIND_VAR);
+	if (id <= 0)
+		return -ENOENT;
+	const struct btf_type *var = btf__type_by_id(source->btf, (uint32_t)id);
+	long bytes = var ? btf__resolve_size(source->btf, var->type) : -1;
+	*size = bytes > 0 ? (int)bytes : 0;
+	return id;
+}
+
 int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd)
 {
 	struct btf_source *source = NULL;

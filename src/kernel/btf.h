@@ -53,6 +53,10 @@ int btf_function_args(const char *function, struct type **args_record, struct ty
  * vmlinux, else a module BTF fd owned by this module), for fentry/fexit. */
 int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd);
 
+/* The vmlinux BTF id of the per-CPU variable `name` (percpu_kaddr()), and
+ * its size in bytes; -ENOENT when the kernel's BTF has no such variable. */
+int btf_percpu_var_id(const char *name, int *size);
+
 /* Arguments of raw tracepoint `name` (from the btf_trace_NAME typedef,
  * without its leading `void *` data pointer) as a TYPE_RECORD laid out like
  * btf_function_args. */

@@ -56,6 +56,7 @@ static const char *const feature_names[FEATURE_COUNT] = {
 	[FEATURE_FENTRY] = "fentry",
 	[FEATURE_HARDWARE] = "hardware",
 	[FEATURE_TEST_RUN] = "BEGIN/END",
+	[FEATURE_HASH_ON_DEMAND] = "hash maps allocated on demand",
 };
 
 const char *feature_name(enum feature feature)
@@ -638,6 +639,43 @@ static bool probe_test_run(struct feature_state *state)
 	return true;
 }
 
+/* A hash map made with BPF_F_NO_PREALLOC takes its elements as they are
+ * inserted instead of allocating every one when it is created. Kernels
+ * before 6.1 refuse such maps in perf_event (profile) programs, the
+ * strictest case, so that is what is tried: a lookup from one. */
+static bool probe_hash_on_demand(struct feature_state *state)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
+	int map_fd, prog_fd;
+
+	if (!require(state, FEATURE_BPF_SYSCALL))
+		return false;
+	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "sonde_probe", 8, 8, 1, &map_opts);
+	if (map_fd < 0)
+		return fail(state, -errno, "creating a hash map without preallocation failed: %s",
+			    strerror(errno));
+	const struct bpf_insn lookup[] = {
+		/* *(u64 *)(r10 - 8) = 0; r2 = r10 - 8; r1 = map; call lookup */
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_PSEUDO_MAP_FD, .imm = map_fd },
+		{ 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_map_lookup_elem },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	prog_fd = load_program(BPF_PROG_TYPE_PERF_EVENT, 0, 0, lookup,
+			       sizeof(lookup) / sizeof(lookup[0]), NULL, 0);
+	close(map_fd);
+	if (prog_fd < 0)
+		return fail(state, prog_fd, "a perf_event program refused a hash map without "
+					    "preallocation: %s", strerror(-prog_fd));
+	close(prog_fd);
+	return true;
+}
+
 static const probe_fn probes[FEATURE_COUNT] = {
 	[FEATURE_BPF_SYSCALL] = probe_bpf_syscall,
 	[FEATURE_RINGBUF] = probe_ringbuf,
@@ -655,6 +693,7 @@ static const probe_fn probes[FEATURE_COUNT] = {
 	[FEATURE_FENTRY] = probe_fentry,
 	[FEATURE_HARDWARE] = probe_hardware,
 	[FEATURE_TEST_RUN] = probe_test_run,
+	[FEATURE_HASH_ON_DEMAND] = probe_hash_on_demand,
 };
 
 /* SONDE_DISABLE_FEATURES=kprobe,fentry makes sonde behave as on a kernel
@@ -766,7 +805,7 @@ int features_print_info(FILE *out)
 	};
 	static const enum feature kernel_features[] = {
 		FEATURE_BPF_SYSCALL, FEATURE_RINGBUF, FEATURE_BTF, FEATURE_TRACEFS,
-		FEATURE_PERF_LINK,
+		FEATURE_PERF_LINK, FEATURE_HASH_ON_DEMAND,
 	};
 	static const enum feature probe_types[] = {
 		FEATURE_TRACEPOINT, FEATURE_RAW_TRACEPOINT, FEATURE_PERF_SOFTWARE,

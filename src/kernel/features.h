@@ -35,6 +35,7 @@ enum feature {
 	FEATURE_FENTRY,          /* BPF_PROG_TYPE_TRACING fentry programs */
 	FEATURE_HARDWARE,        /* hardware PMC perf events */
 	FEATURE_TEST_RUN,        /* BPF_PROG_TEST_RUN of raw tracepoint programs (BEGIN/END) */
+	FEATURE_HASH_ON_DEMAND,  /* hash maps without preallocation in every program type (6.1) */
 	FEATURE_COUNT,
 };
 
@@ -57,6 +58,10 @@ static inline bool feature_has_btf(void) { return feature_available(FEATURE_BTF)
 static inline bool feature_has_perf_link(void) { return feature_available(FEATURE_PERF_LINK); }
 static inline bool feature_has_kprobe(void) { return feature_available(FEATURE_KPROBE); }
 static inline bool feature_has_fentry(void) { return feature_available(FEATURE_FENTRY); }
+static inline bool feature_has_hash_on_demand(void)
+{
+	return feature_available(FEATURE_HASH_ON_DEMAND);
+}
 
 /* Whether the verifier knows helper `helper` for programs of `prog_type`. */
 bool feature_has_helper(enum bpf_prog_type prog_type, enum bpf_func_id helper);

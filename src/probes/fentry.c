@@ -198,7 +198,7 @@ static int expand_or_fall_back(const struct probe_spec *spec, bool is_return,
 		*error = xasprintf("%s is not available on this kernel (%s); kprobes cannot stand "
 				   "in either (%s)", kind, feature_reason(FEATURE_FENTRY),
 				   feature_reason(FEATURE_KPROBE));
-		return -EOPNOTSUPP;
+		return probe_points_unavailable(fentry_expand_points, spec, is_return, out, error);
 	}
 	err = kprobe_expand_points(spec, is_return, out, error);
 	if (err)

@@ -327,7 +327,7 @@ static int expand_or_fall_back(const struct probe_spec *spec, bool is_return,
 		*error = xasprintf("%s are not available on this kernel (%s); %s cannot stand in "
 				   "either (%s)", kind, feature_reason(FEATURE_KPROBE), stand_in,
 				   feature_reason(FEATURE_FENTRY));
-		return -EOPNOTSUPP;
+		return probe_points_unavailable(kprobe_expand_points, spec, is_return, out, error);
 	}
 	if (spec->part_count >= 1 && strchr(spec->parts[spec->part_count - 1], '+')) {
 		*error = xasprintf("kprobes are not available on this kernel (%s), and fentry, "

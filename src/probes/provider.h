@@ -111,6 +111,11 @@ struct probe_point {
 	 * (e.g. "kprobes are not available here; tracing vfs_read with
 	 * fentry instead"), printed by the compiler as `note: ...`; NULL if none. */
 	char *note;
+	/* Why this point cannot be attached on this kernel (its probe type is
+	 * missing, and no other stands in); NULL if it can. The point is still
+	 * made, with its arguments, so that the compiler checks the block's
+	 * body before it reports this. */
+	char *unavailable;
 	/* kprobe_multi: the functions one program is attached to through one
 	 * BPF_TRACE_KPROBE_MULTI link (`function` is then NULL); 0 otherwise. */
 	char **functions;
@@ -143,6 +148,13 @@ struct provider {
 	 * warning instead of failing the program: libraries differ between
 	 * machines, and tools probe functions some builds do not have. */
 	bool skip_missing;
+	/* Traces a process: an integer cast to a pointer addresses its memory
+	 * (read with probe_read_user), as current bpftrace does for uprobes. */
+	bool user_space;
+	/* The kernel runs the programs on one site last attached first (uprobe
+	 * consumers are pushed at the head of a list), so several blocks on the
+	 * same function are attached in reverse to run in the script's order. */
+	bool runs_last_attached_first;
 	/* Writes the names of probes matching pattern (NULL: all) to out, one a
 	 * line; verbose adds args. 0, or -errno with *error set. */
 	int (*list)(const char *pattern, bool verbose, FILE *out, char **error);
@@ -330,5 +342,21 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 			 char **error);
 int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
 			 char **error);
+
+/*
+ * For a probe type this kernel lacks (and nothing stands in for): *error
+ * says so. The points are made all the same with expand_points, each
+ * carrying that message as `unavailable`, so that the block's body is
+ * checked against its real arguments before the compiler reports it;
+ * returns 0 then, or -EOPNOTSUPP with *error kept when they cannot be
+ * made either (no such function).
+ */
+/* The first point that cannot be attached on this kernel, or NULL: for the
+ * callers that expand to learn what is available (tools choosing sources). */
+const struct probe_point *probe_points_first_unavailable(const probe_point_list *points);
+int probe_points_unavailable(int (*expand_points)(const struct probe_spec *, bool,
+						  probe_point_list *, char **),
+			     const struct probe_spec *spec, bool is_return, probe_point_list *out,
+			     char **error);
 
 #endif

@@ -115,12 +115,45 @@ void probe_point_free(struct probe_point *point)
 	free(point->arg_locations);
 	free(point->binary_path);
 	free(point->note);
+	free(point->unavailable);
 	for (int i = 0; i < point->function_count; i++)
 		free(point->functions[i]);
 	free(point->functions);
 	if (point->group && --point->group->refs == 0)
 		point->group->free(point->group);
 	free(point);
+}
+
+const struct probe_point *probe_points_first_unavailable(const probe_point_list *points)
+{
+	for (int i = 0; i < points->count; i++) {
+		if (points->items[i]->unavailable)
+			return points->items[i];
+	}
+	return NULL;
+}
+
+int probe_points_unavailable(int (*expand_points)(const struct probe_spec *, bool,
+						  probe_point_list *, char **),
+			     const struct probe_spec *spec, bool is_return, probe_point_list *out,
+			     char **error)
+{
+	int before = out->count;
+	char *points_error = NULL;
+
+	if (expand_points(spec, is_return, out, &points_error) < 0 || out->count == before) {
+		free(points_error);
+		for (int i = before; i < out->count; i++)
+			probe_point_free(out->items[i]);
+		out->count = before;
+		return -EOPNOTSUPP;
+	}
+	free(points_error);
+	for (int i = before; i < out->count; i++)
+		out->items[i]->unavailable = xstrdup(*error);
+	free(*error);
+	*error = NULL;
+	return 0;
 }
 
 struct probe_point *probe_point_new(const struct provider *provider, const char *name)

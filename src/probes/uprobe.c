@@ -406,6 +406,8 @@ static int uretprobe_list(const char *pattern, bool verbose, FILE *out, char **e
 const struct provider uprobe_provider = {
 	.skip_missing = true,
 	.name = "uprobe",
+	.user_space = true,
+	.runs_last_attached_first = true,
 	.aliases = { "u", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,
 	.expand = uprobe_expand,
@@ -418,6 +420,8 @@ const struct provider uprobe_provider = {
 const struct provider uretprobe_provider = {
 	.skip_missing = true,
 	.name = "uretprobe",
+	.user_space = true,
+	.runs_last_attached_first = true,
 	.aliases = { "ur", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,
 	.expand = uretprobe_expand,

@@ -571,6 +571,8 @@ static int usdt_list_process(const char *pattern, pid_t pid, bool verbose, FILE 
 
 const struct provider usdt_provider = {
 	.name = "usdt",
+	.user_space = true,
+	.runs_last_attached_first = true,
 	.aliases = { "U", NULL },
 	.prog_type = BPF_PROG_TYPE_KPROBE,
 	.expand = usdt_expand,

@@ -83,6 +83,7 @@ struct event_loop {
 	struct loss_report refused;  /* map updates refused (full maps) */
 	struct loss_report stacks;   /* stacks the stack map could not take */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
+	uint64_t *helper_errors;     /* by program.helper_sites site (-k): counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
 	bool batch_limited;          /* inside event_loop_poll: honour the budget */
@@ -217,7 +218,8 @@ static void events_time(struct event_loop *loop, const struct event_desc *event)
 	events_emit(loop, "time", sb->data ? sb->data : "", sb->length);
 }
 
-/* cat(): at most EVENTS_CAT_MAX_BYTES of the file. Opened without
+/* cat(): at most SONDE_MAX_CAT_BYTES (or the config block's max_cat_bytes,
+ * else EVENTS_CAT_MAX_BYTES) of the file. Opened without
  * blocking, so a FIFO with no writer (or a terminal, a socket) gives what it
  * has at once rather than holding the run up for ever. */
 static void events_cat(struct event_loop *loop, const char *path)
@@ -236,9 +238,12 @@ static void events_cat(struct event_loop *loop, const char *path)
 		fprintf(stderr, "sonde: cat: failed to open file '%s': %s\n", path, strerror(errno));
 		return;
 	}
-	data = xmalloc(EVENTS_CAT_MAX_BYTES);
-	while (length < EVENTS_CAT_MAX_BYTES) {
-		ssize_t got = read(fd, data + length, EVENTS_CAT_MAX_BYTES - length);
+	size_t limit = loop->options->max_cat_bytes ? loop->options->max_cat_bytes
+		       : loop->program->settings.max_cat_bytes ? loop->program->settings.max_cat_bytes
+		       : EVENTS_CAT_MAX_BYTES;
+	data = xmalloc(limit);
+	while (length < limit) {
+		ssize_t got = read(fd, data + length, limit - length);
 
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -304,24 +309,35 @@ static void events_warn_bad_record(struct event_loop *loop, const char *why)
 	loop->warned_bad_record = true;
 }
 
-/* printf_matching(): whether the text between the two MESSAGE_MARK bytes
- * holds needle; the marks are taken out of the line. A mark produced by an
- * argument (a string holding 0x1f) ends the part early, which only makes a
+/* printf_matching(), row_matching(): whether each part of the line between
+ * a pair of MESSAGE_MARK bytes holds its needle (the needles are joined by
+ * MESSAGE_MARK too); the marks are taken out of the line. A mark produced by
+ * an argument (a string holding 0x1f) ends a part early, which only makes a
  * line less likely to be kept. */
-static bool events_keep_match(struct strbuf *text, const char *needle)
+static bool events_keep_match(struct strbuf *text, const char *needles)
 {
-	char *start = text->data ? memchr(text->data, MESSAGE_MARK, text->length) : NULL;
-	char *end = start ? memchr(start + 1, MESSAGE_MARK, text->length - (size_t)(start + 1 - text->data))
-			  : NULL;
-	if (!end)
-		return false;
-	size_t length = (size_t)(end - start - 1);
-	bool found = memmem(start + 1, length, needle, strlen(needle)) != NULL;
-	/* the marks out: the part moves left one byte, the rest two */
-	memmove(start, start + 1, length);
-	memmove(end - 1, end + 1, text->length - (size_t)(end + 1 - text->data) + 1);
-	text->length -= 2;
-	return found;
+	static const char mark[] = { MESSAGE_MARK, 0 };
+	bool keep = true;
+	size_t from = 0;
+	for (const char *needle = needles;; needle++) {
+		size_t needle_length = strcspn(needle, mark);
+		char *start = text->data && from < text->length
+				      ? memchr(text->data + from, MESSAGE_MARK, text->length - from) : NULL;
+		char *end = start ? memchr(start + 1, MESSAGE_MARK,
+					   text->length - (size_t)(start + 1 - text->data)) : NULL;
+		if (!end)
+			return false;
+		size_t length = (size_t)(end - start - 1);
+		keep = keep && memmem(start + 1, length, needle, needle_length) != NULL;
+		/* the marks out: the part moves left one byte, the rest two */
+		memmove(start, start + 1, length);
+		memmove(end - 1, end + 1, text->length - (size_t)(end + 1 - text->data) + 1);
+		text->length -= 2;
+		from = (size_t)(end - 1 - text->data);
+		needle += needle_length;
+		if (!*needle)
+			return keep;
+	}
 }
 
 static int events_handle(void *context, void *data, size_t size)
@@ -398,11 +414,15 @@ static int events_handle(void *context, void *data, size_t size)
 		map = events_map(loop, event->map_id);
 		if (map && map->fd >= 0)
 			events_clear_map(loop, map);
+		if (map)
+			map->zeroed = false;
 		break;
 	case EVENT_ZERO_MAP:
 		map = events_map(loop, event->map_id);
 		if (map && map->fd >= 0)
 			events_zero_map(loop, map);
+		if (map)
+			map->zeroed = true;
 		break;
 	case EVENT_PRINT_VALUE:
 		if (event->arg_count > 0)
@@ -414,11 +434,19 @@ static int events_handle(void *context, void *data, size_t size)
 		break;
 	case EVENT_ROW:
 		strbuf_reset(&loop->text);
+		if (event->match) {
+			/* row_matching(): the text line decides, in JSON too */
+			format_event(&loop->text, event, record);
+			if (!events_keep_match(&loop->text, event->match))
+				break;
+			if (loop->output.json)
+				strbuf_reset(&loop->text);
+		}
 		if (loop->output.json) {
 			strbuf_putc(&loop->text, '{');
 			format_json_fields(&loop->text, event, record);
 			strbuf_puts(&loop->text, "}\n");
-		} else {
+		} else if (!event->match) {
 			format_event(&loop->text, event, record);
 		}
 		if (loop->text.length)
@@ -488,6 +516,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 		loop->lost_values = xcalloc((size_t)loop->cpu_count, sizeof(uint64_t));
 	}
 	loop->zero_divisions = xcalloc((size_t)program->zero_divisors.count + 1, sizeof(uint64_t));
+	loop->helper_errors = xcalloc((size_t)program->helper_sites.count + 1, sizeof(uint64_t));
 	return loop;
 }
 
@@ -500,6 +529,7 @@ void event_loop_free(struct event_loop *loop)
 	strbuf_free(&loop->text);
 	free(loop->lost_values);
 	free(loop->zero_divisions);
+	free(loop->helper_errors);
 	picture_free(&loop->picture);
 	free(loop);
 }
@@ -559,6 +589,17 @@ static void events_report_loss(struct event_loop *loop, struct loss_report *repo
 		fprintf(stderr, "Lost %llu %s in total\n", (unsigned long long)total, what);
 }
 
+/* The sum over CPUs of a slot of the .lost map; false if it cannot be read. */
+static bool events_slot_total(struct event_loop *loop, uint32_t key, uint64_t *total)
+{
+	*total = 0;
+	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return false;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
+		*total += loop->lost_values[cpu];
+	return true;
+}
+
 /* Divisions by zero, counted per site by the programs: the first one at a
  * site is a located warning; at exit, a site that saw more says how many. */
 static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
@@ -569,13 +610,11 @@ static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
 	diag_init(&diag, &program->source, stderr);
 	for (int site = 0; site < program->zero_divisors.count; site++) {
 		uint32_t key = LOST_SLOT_ZERO_DIVISOR + (uint32_t)site;
-		uint64_t total = 0;
+		uint64_t total;
 		struct src_loc loc = program->zero_divisors.items[site];
 
-		if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		if (!events_slot_total(loop, key, &total))
 			continue;
-		for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-			total += loop->lost_values[cpu];
 		if (total > 0 && loop->zero_divisions[site] == 0) {
 			fflush(loop->output.file);
 			diag_warning(&diag, loc, "division or remainder by zero: 1 is used as the result "
@@ -586,6 +625,87 @@ static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
 			fprintf(stderr, "%s:%d:%d: note: %llu divisions or remainders by zero here\n",
 				program->source.filename ? program->source.filename : "stdin", loc.line,
 				loc.column, (unsigned long long)total);
+	}
+}
+
+static const char *events_helper_name(int helper)
+{
+	switch (helper) {
+	case BPF_FUNC_probe_read: return "probe_read";
+	case BPF_FUNC_probe_read_str: return "probe_read_str";
+	case BPF_FUNC_probe_read_user: return "probe_read_user";
+	case BPF_FUNC_probe_read_user_str: return "probe_read_user_str";
+	case BPF_FUNC_probe_read_kernel: return "probe_read_kernel";
+	case BPF_FUNC_probe_read_kernel_str: return "probe_read_kernel_str";
+	case BPF_FUNC_map_update_elem: return "map_update_elem";
+	default: return "helper";
+	}
+}
+
+/* The error code a site kept (its second slot): the one of any CPU. */
+static int64_t events_site_error(struct event_loop *loop, uint32_t key)
+{
+	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+		return 0;
+	for (int cpu = 0; cpu < loop->cpu_count; cpu++) {
+		if (loop->lost_values[cpu])
+			return (int64_t)loop->lost_values[cpu];
+	}
+	return 0;
+}
+
+/*
+ * -k: helper calls that failed (a read of memory that faulted, an update a
+ * full map refused), counted per call site by the programs. The first
+ * failure at a site is reported with its place, as current bpftrace's -k
+ * does: a located warning, or in JSON a helper_error record in the output;
+ * at exit a site that failed more says how often.
+ */
+static void events_check_helper_errors(struct event_loop *loop, bool at_exit)
+{
+	const struct program *program = loop->program;
+	const char *filename = program->source.filename ? program->source.filename : "stdin";
+	struct diag diag;
+
+	diag_init(&diag, &program->source, stderr);
+	for (int site = 0; site < program->helper_sites.count; site++) {
+		const struct helper_site *where = &program->helper_sites.items[site];
+		uint32_t key = (uint32_t)(program->helper_slot_base + 2 * site);
+		uint64_t total;
+
+		if (!events_slot_total(loop, key, &total))
+			continue;
+		if (total > 0 && loop->helper_errors[site] == 0) {
+			int64_t code = events_site_error(loop, key + 1);
+			const char *name = events_helper_name(where->helper);
+			const char *message = where->helper == BPF_FUNC_map_update_elem && code == -E2BIG
+					      ? "the map is full" : strerror((int)-code);
+			FILE *status = runtime_status_stream(loop->options, &loop->output);
+
+			fflush(loop->output.file);
+			if (loop->output.json) {
+				struct strbuf json;
+				strbuf_init(&json);
+				strbuf_puts(&json, "{\"type\": \"helper_error\", \"msg\": ");
+				format_json_string(&json, message, strlen(message));
+				strbuf_printf(&json, ", \"helper\": \"%s\", \"retcode\": %lld, "
+					      "\"filename\": ", name, (long long)code);
+				format_json_string(&json, filename, strlen(filename));
+				strbuf_printf(&json, ", \"line\": %d, \"col\": %d}\n", where->loc.line,
+					      where->loc.column);
+				fwrite(json.data, 1, json.length, status);
+				fflush(status);
+				strbuf_free(&json);
+			} else {
+				diag_warning(&diag, where->loc, "failed to %s: %s (%lld) (reported once; "
+					     "counted until exit)", name, message, (long long)code);
+			}
+		}
+		loop->helper_errors[site] = total;
+		if (at_exit && total > 1)
+			fprintf(stderr, "%s:%d:%d: note: %s failed %llu times here\n", filename,
+				where->loc.line, where->loc.column, events_helper_name(where->helper),
+				(unsigned long long)total);
 	}
 }
 
@@ -601,13 +721,15 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 		return;
 	loop->lost_checked_ns = now;
 	events_check_zero_divisions(loop, at_exit);
+	events_check_helper_errors(loop, at_exit);
 	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
 		return;
 	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
 		total += loop->lost_values[cpu];
 	if (total > loop->lost_reported) {
 		fflush(loop->output.file);
-		print_lost(&loop->output, stderr, total - loop->lost_reported);
+		print_lost(&loop->output, runtime_status_stream(loop->options, &loop->output),
+			   total - loop->lost_reported);
 		loop->lost_reported = total;
 		loop->lost_reports++;
 	}
@@ -684,6 +806,12 @@ void event_loop_drain(struct event_loop *loop)
 	}
 	fflush(loop->output.file);
 	events_check_exit(loop);
+}
+
+bool event_loop_exit_pending(struct event_loop *loop)
+{
+	events_check_exit(loop);
+	return loop->exit_requested;
 }
 
 bool event_loop_exit_requested(const struct event_loop *loop, int *code)

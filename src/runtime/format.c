@@ -232,6 +232,24 @@ static void format_buffer(struct strbuf *sb, const struct type *type, const void
 	format_escaped(sb, (const char *)data + 8, length < room ? length : room);
 }
 
+/* %rx and %rh: a buf()'s bytes (or a string's, up to its NUL) each as
+ * \xNN, or as NN separated by spaces, as bpftrace prints them. */
+static void format_hex_bytes(struct strbuf *sb, const struct type *type, const void *data, bool spaced)
+{
+	const unsigned char *bytes = data;
+	size_t length;
+	if (type->kind == TYPE_BUFFER) {
+		uint64_t wanted = format_read_u64(data);
+		uint64_t room = type->size > 8 ? (uint64_t)type->size - 8 : 0;
+		length = (size_t)(wanted < room ? wanted : room);
+		bytes += 8;
+	} else {
+		length = strnlen(data, (size_t)type->size);
+	}
+	for (size_t i = 0; i < length; i++)
+		strbuf_printf(sb, spaced ? "%s%02x" : "%s\\x%02x", spaced && i ? " " : "", bytes[i]);
+}
+
 /* Text of a value that JSON shows as a string. */
 static void format_as_json_string(struct strbuf *sb, const struct type *type, const void *data)
 {
@@ -242,6 +260,8 @@ static void format_as_json_string(struct strbuf *sb, const struct type *type, co
 	format_json_string(sb, text.data ? text.data : "", text.length);
 	strbuf_free(&text);
 }
+
+static void format_timestamp(struct strbuf *sb, const char *format, uint64_t boot_ns);
 
 /* Value text; `natural` means integers have their own size (struct fields). */
 static void format_value_at(struct strbuf *sb, const struct type *type, const void *data,
@@ -255,9 +275,19 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 				       : format_read_u64(data);
 		const char *enumerator = type->enumeration && !json
 			? type_enum_value_name(type->enumeration, (int64_t)raw) : NULL;
-		if (type->int_names) {
+		if (type->strftime_format) {
+			/* a strftime() value kept in a variable, map or tuple */
+			struct strbuf text;
+			strbuf_init(&text);
+			format_timestamp(&text, type->strftime_format, raw);
+			if (json)
+				format_json_string(sb, text.data ? text.data : "", text.length);
+			else
+				strbuf_append(sb, text.data ? text.data : "", text.length);
+			strbuf_free(&text);
+		} else if (type->int_names) {
 			char buf[INT_NAME_MAX];
-			const char *name = type->int_names->name((int64_t)raw, buf, sizeof(buf));
+			const char *name = type->int_names->name(type->int_names, (int64_t)raw, buf, sizeof(buf));
 			if (json)
 				format_json_string(sb, name, strlen(name));
 			else
@@ -437,6 +467,15 @@ static void format_strftime_at(struct strbuf *sb, const char *format, const stru
 	strbuf_free(&expanded);
 }
 
+/* Boot-time nanoseconds as strftime(format) shows them. */
+static void format_timestamp(struct strbuf *sb, const char *format, uint64_t boot_ns)
+{
+	struct timespec wall;
+
+	format_boot_to_wall(boot_ns, &wall);
+	format_strftime_at(sb, format, &wall);
+}
+
 /* ---- printf-style events ---- */
 
 /* Formats are parsed once and kept for the life of the process. */
@@ -546,10 +585,7 @@ static void format_integer_conversion(struct strbuf *sb, const struct format_spe
 /* strftime(fmt, nsecs) as a printf argument: the formatted wall-clock time. */
 static void format_strftime_arg(struct strbuf *sb, const struct event_arg *arg, const char *data)
 {
-	struct timespec wall;
-
-	format_boot_to_wall(format_read_u64(data), &wall);
-	format_strftime_at(sb, arg->strftime_format ? arg->strftime_format : "", &wall);
+	format_timestamp(sb, arg->strftime_format ? arg->strftime_format : "", format_read_u64(data));
 }
 
 static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
@@ -557,7 +593,22 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 {
 	struct format_spec spec;
 	const char *data = record + arg->offset;
+	size_t text_length = strlen(piece->text);
+	char hex_style = piece->conversion == 'r' && text_length > 2 && piece->text[text_length - 2] == 'r'
+			 ? piece->text[text_length - 1] : 0;
 
+	if (hex_style) {
+		/* %-12rx: the flags and width of a %s, the bytes in hex */
+		char *plain = xstrndup(piece->text, text_length - 1);
+		format_split_spec(plain, &spec);
+		free(plain);
+		struct strbuf text;
+		strbuf_init(&text);
+		format_hex_bytes(&text, arg->type, data, hex_style == 'h');
+		format_string_conversion(sb, &spec, text.data ? text.data : "");
+		strbuf_free(&text);
+		return;
+	}
 	format_split_spec(piece->text, &spec);
 	if (arg->conversion == ARG_STRFTIME) {
 		struct strbuf text;
@@ -571,11 +622,11 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 	if (type_is_integer_like(arg->type)) {
 		uint64_t value = format_read_u64(data);
 		char buf[INT_NAME_MAX];
+		const struct int_names *names = arg->type->int_names;
 		const char *enumerator = spec.conversion == 's' && arg->type->enumeration
 			? type_enum_value_name(arg->type->enumeration, (int64_t)value) : NULL;
-		if (spec.conversion == 's' && arg->type->int_names)
-			format_string_conversion(sb, &spec, arg->type->int_names->name((int64_t)value, buf,
-											 sizeof(buf)));
+		if (spec.conversion == 's' && names)
+			format_string_conversion(sb, &spec, names->name(names, (int64_t)value, buf, sizeof(buf)));
 		else if (enumerator)
 			format_string_conversion(sb, &spec, enumerator);
 		else if (spec.conversion == 's' && arg->type->enumeration)
@@ -832,8 +883,10 @@ void format_json_fields(struct strbuf *sb, const struct event_desc *event, const
 void print_attached(const struct output *out, FILE *status, int probe_count)
 {
 	if (out->json) {
-		fprintf(status, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}}\n",
-			probe_count);
+		/* bpftrace 0.17's record with the "count" that current bpftrace
+		 * reads it by: consumers of either version find their field */
+		fprintf(status, "{\"type\": \"attached_probes\", \"data\": {\"probes\": %d}, "
+			"\"count\": %d}\n", probe_count, probe_count);
 	} else {
 		/* deliberately not bpftrace's "Attaching N probes...": this is printed
 		 * once every probe is attached, so scripts can wait for it */
@@ -845,8 +898,8 @@ void print_attached(const struct output *out, FILE *status, int probe_count)
 void print_lost(const struct output *out, FILE *status, uint64_t lost)
 {
 	if (out->json) {
-		fprintf(status, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}}\n",
-			(unsigned long long)lost);
+		fprintf(status, "{\"type\": \"lost_events\", \"data\": {\"events\": %llu}, "
+			"\"count\": %llu}\n", (unsigned long long)lost, (unsigned long long)lost);
 	} else {
 		fprintf(status, "Lost %llu events\n", (unsigned long long)lost);
 	}

@@ -41,14 +41,14 @@
 
 static const char load_root_message[] = FEATURES_ROOT_MESSAGE "\n";
 
-int load_ringbuf_size(uint32_t *size, char **error)
+int load_ringbuf_size(uint32_t configured, uint32_t *size, char **error)
 {
 	const char *text = getenv("SONDE_RINGBUF_SIZE");
 	unsigned long long value;
 	long page_size = sysconf(_SC_PAGESIZE);
 	char *end;
 
-	*size = LOAD_RINGBUF_SIZE_DEFAULT;
+	*size = configured ? configured : LOAD_RINGBUF_SIZE_DEFAULT;
 	if (!text || !*text)
 		return 0;
 	/* strtoull would also take " 64", "+64" and "-64" */
@@ -135,6 +135,24 @@ static const char *load_map_kind(uint32_t type)
 	}
 }
 
+/* A hash map whose elements would take this many bytes or more is
+ * allocated as it fills rather than all at once: execsnoop's 4,096
+ * argument buffers of 2.5 KB each cost 10 MB of zeroed kernel memory and
+ * some 20 ms of start-up when preallocated, for a map that holds a few
+ * entries at any moment. Smaller maps keep preallocation, the cheapest
+ * per update. */
+#define LOAD_ON_DEMAND_BYTES (1u << 20)
+
+static uint32_t load_map_flags(const struct map_desc *map)
+{
+	uint64_t bytes = ((uint64_t)map->key_size + map->value_size) * map->max_entries;
+
+	if ((map->bpf_map_type == BPF_MAP_TYPE_HASH || map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH) &&
+	    bytes >= LOAD_ON_DEMAND_BYTES && feature_has_hash_on_demand())
+		return BPF_F_NO_PREALLOC;
+	return 0;
+}
+
 static int load_maps(struct program *program, uint32_t ringbuf_size)
 {
 	for (int i = 0; i < program->maps.count; i++) {
@@ -150,9 +168,11 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 			value_size = 0;
 			max_entries = ringbuf_size;
 		}
+		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = load_map_flags(map));
+
 		load_object_name(name, sizeof(name), "", map->name);
 		fd = bpf_map_create(map->bpf_map_type, name, key_size, value_size, max_entries,
-				    NULL);
+				    &opts);
 		if (fd < 0) {
 			int err = errno;
 
@@ -454,7 +474,7 @@ int load_program(struct program *program, int verbose)
 		program->maps.items[i].fd = -1;
 	for (int i = 0; i < program->probes.count; i++)
 		program->probes.items[i].prog_fd = -1;
-	if (load_ringbuf_size(&ringbuf_size, &error) < 0) {
+	if (load_ringbuf_size(program->settings.ringbuf_size, &ringbuf_size, &error) < 0) {
 		fprintf(stderr, "sonde: %s\n", error);
 		free(error);
 		return -1;

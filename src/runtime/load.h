@@ -16,10 +16,11 @@
 #define LOAD_RINGBUF_SIZE_DEFAULT (1u << 20)
 
 /* Reads SONDE_RINGBUF_SIZE (bytes; k/m suffixes allowed). Returns 0 and sets
- * *size (the default when unset), or -1 with *error set. The kernel needs a
+ * *size (when unset: configured, the config block's size, else the
+ * default), or -1 with *error set. The kernel needs a
  * power of two that is a multiple of the page size; other values are
  * rejected rather than silently rounded. */
-int load_ringbuf_size(uint32_t *size, char **error);
+int load_ringbuf_size(uint32_t configured, uint32_t *size, char **error);
 
 /* Creates every map and loads every probe program, filling map->fd and
  * probe->prog_fd. Reports failures itself (on stderr, verifier rejections
@@ -50,6 +51,9 @@ int event_loop_fd(const struct event_loop *loop);
 void event_loop_set_batch_budget(struct event_loop *loop, uint64_t budget_ns);
 /* Handles every record already in the ring buffer without waiting. */
 void event_loop_drain(struct event_loop *loop);
+/* Whether a program called exit(), from its map slot: without consuming the
+ * records (they may wait for the banner). */
+bool event_loop_exit_pending(struct event_loop *loop);
 /* True once an exit() record was seen; *code is its exit code. */
 bool event_loop_exit_requested(const struct event_loop *loop, int *code);
 /* After exit(), records are consumed but not printed (as bpftrace does);

@@ -395,7 +395,8 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 
 	switch (type->kind) {
 	case TYPE_INT:
-		if (type->int_names || type->is_bool || (type->enumeration && !json && div <= 1)) {
+		if (type->int_names || type->strftime_format || type->is_bool ||
+		    (type->enumeration && !json && div <= 1)) {
 			format_value(sb, type, entry->value, json);
 			break;
 		}
@@ -675,6 +676,16 @@ void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
 	int key_bytes = is_array ? 0 : snapshot_user_key_size(map);
 	struct print_entry *groups;
 	int group_count = snapshot_histograms(map, snap, &groups);
+	static const unsigned char no_key[8];
+
+	/* zero(@h) of a histogram without keys: bpftrace keeps a zeroed entry
+	 * and prints `@h: ` with no buckets; an array's entry looks the same
+	 * whether zeroed or never reached, so the runtime remembers zero() */
+	if (group_count == 0 && is_array && map->zeroed) {
+		groups = xrealloc(groups, sizeof(*groups));
+		groups[0] = (struct print_entry){ .key = no_key };
+		group_count = 1;
+	}
 
 	struct sort_context context = {
 		.map = map,

@@ -2,18 +2,22 @@
  * The run: one compiled program from load to last line of output.
  *
  *   load maps and programs -> write the config map -> run BEGIN -> attach
- *   -> release the -c child -> consume events until something ends the run
+ *   -> the banner -> BEGIN's output -> release the -c child
+ *   -> consume events until something ends the run
  *   -> stop the probes -> hand the links to a releasing process -> run END
  *   -> print every map -> exit code
  *
  * BEGIN and END are not attached anywhere: they are raw-tracepoint programs
  * that the runtime runs itself with BPF_PROG_TEST_RUN, so BEGIN finishes
- * (and its output is printed) before any other probe can fire, and END runs
- * after every probe is stopped. Both see the same maps as the rest.
+ * (and its records are in the ring, ahead of any other probe's) before any
+ * other probe can fire, and END runs after every probe is stopped. Both see
+ * the same maps as the rest.
  *
  * A run ends at the first of: an exit() record, SIGINT or SIGTERM, the end
  * of the -c child, the end of the -p target, or, for a program with nothing
  * but BEGIN and END, right after BEGIN.
+ * SIGUSR1 does not end it: every map is printed then, as bpftrace 0.17
+ * does, and the events go on.
  *
  * Everything attached is held by a file descriptor of this process (BPF
  * links and perf events), or at the end of the run of the sonde-release
@@ -49,10 +53,17 @@
 #define RUN_SERVE_BATCH_NS 5000000ull
 
 static volatile sig_atomic_t run_stop_signal;
+/* SIGUSR1 asks for every map now, as bpftrace 0.17 prints them; the run goes on. */
+static volatile sig_atomic_t run_maps_requested;
 
 static void run_on_stop_signal(int signal_number)
 {
 	run_stop_signal = signal_number;
+}
+
+static void run_on_maps_signal(int signal_number)
+{
+	run_maps_requested = 1;
 }
 
 /* SIGCHLD only has to interrupt the wait for events; the state is read
@@ -71,7 +82,7 @@ struct run_state {
 	pid_t child_pid;        /* -c child still to reap; 0 once reaped */
 	int child_release_fd;
 	int target_pidfd;       /* -p target, when pidfd_open works; else -1 */
-	struct sigaction saved[3];
+	struct sigaction saved[4];
 	int refused;            /* wildcard-matched probes the kernel refused, skipped */
 	struct server *server;  /* sonde serve; NULL otherwise */
 	struct metrics *metrics;
@@ -87,6 +98,8 @@ static void run_install_signals(struct run_state *state)
 	action.sa_handler = run_on_stop_signal;
 	sigaction(SIGINT, &action, &state->saved[0]);
 	sigaction(SIGTERM, &action, &state->saved[1]);
+	action.sa_handler = run_on_maps_signal;
+	sigaction(SIGUSR1, &action, &state->saved[3]);
 	action.sa_handler = run_on_child;
 	action.sa_flags = SA_NOCLDSTOP;
 	sigaction(SIGCHLD, &action, &state->saved[2]);
@@ -97,6 +110,7 @@ static void run_restore_signals(struct run_state *state)
 	sigaction(SIGINT, &state->saved[0], NULL);
 	sigaction(SIGTERM, &state->saved[1], NULL);
 	sigaction(SIGCHLD, &state->saved[2], NULL);
+	sigaction(SIGUSR1, &state->saved[3], NULL);
 }
 
 static void run_raise_memlock(void)
@@ -168,6 +182,27 @@ static int run_special_probes(struct run_state *state, enum probe_role role)
 /* The warning names this many refused probes and counts the rest. */
 #define RUN_REFUSED_NAMED 8
 
+/* The order to attach probes in: the script's, except for probes whose
+ * kernel runs the programs on one site last attached first (uprobes): they
+ * come after the others, in reverse, so that several blocks on one function
+ * run in the script's order, as in bpftrace. */
+static int *run_attach_order(const struct program *program)
+{
+	int *order = xcalloc((size_t)program->probes.count + 1, sizeof(*order));
+	int count = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (int k = 0; k < program->probes.count; k++) {
+			int i = pass ? program->probes.count - 1 - k : k;
+			const struct probe_point *point = program->probes.items[i].point;
+			bool reversed = point && point->provider->runs_last_attached_first;
+
+			if (reversed == (pass == 1))
+				order[count++] = i;
+		}
+	return order;
+}
+
 /* Attaches every normal probe. A probe named in full must attach or the run
  * fails; one of many a wildcard matched may be refused (some tracepoints
  * are not allowed for BPF), and is then skipped with a single warning. */
@@ -177,9 +212,11 @@ static int run_attach(struct run_state *state)
 	char *first_error = NULL;
 	int refused = 0, wildcard_points = 0, attached = 0, result = 0;
 
+	int *order = run_attach_order(state->program);
+
 	strbuf_init(&refused_names);
-	for (int i = 0; i < state->program->probes.count; i++) {
-		struct probe_program *probe = &state->program->probes.items[i];
+	for (int n = 0; n < state->program->probes.count; n++) {
+		struct probe_program *probe = &state->program->probes.items[order[n]];
 		const struct provider *provider;
 		char *error = NULL;
 
@@ -227,6 +264,7 @@ static int run_attach(struct run_state *state)
 	}
 	strbuf_free(&refused_names);
 	free(first_error);
+	free(order);
 	return result;
 }
 
@@ -403,6 +441,41 @@ static int run_serve_round(struct run_state *state)
 	return handled;
 }
 
+static int run_compare_maps(const void *a, const void *b)
+{
+	const struct map_desc *const *left = a;
+	const struct map_desc *const *right = b;
+
+	return strcmp((*left)->name, (*right)->name);
+}
+
+/*
+ * At exit bpftrace prints two newlines, then every map sorted by name; on
+ * SIGUSR1 the maps alone. (bpftrace 0.17 writes the newlines to stdout even
+ * with -o FILE; sonde keeps all of a program's output in one place, so
+ * stdout stays empty.)
+ */
+static void run_print_maps(struct run_state *state, bool at_exit)
+{
+	const struct map_desc **maps;
+	int count = 0;
+
+	if (at_exit)
+		fputs("\n\n", state->output.file);
+	maps = xcalloc((size_t)state->program->maps.count + 1, sizeof(*maps));
+	for (int i = 0; i < state->program->maps.count; i++) {
+		const struct map_desc *map = &state->program->maps.items[i];
+
+		if (map->role == MAP_ROLE_USER && map->fd >= 0)
+			maps[count++] = map;
+	}
+	qsort(maps, (size_t)count, sizeof(*maps), run_compare_maps);
+	for (int i = 0; i < count; i++)
+		print_map(&state->output, maps[i], 0, 0);
+	free(maps);
+	fflush(state->output.file);
+}
+
 /* Consumes events until something ends the run. */
 static void run_wait(struct run_state *state)
 {
@@ -419,6 +492,14 @@ static void run_wait(struct run_state *state)
 			return;
 		if (run_child_exited(state) || run_target_gone(state))
 			return;
+		if (run_maps_requested) {
+			run_maps_requested = 0;
+			/* what the probes printed so far comes first; a tool
+			 * prints what it means to, and only that */
+			event_loop_drain(state->events);
+			if (!state->options->no_exit_maps)
+				run_print_maps(state, false);
+		}
 		if (state->server)
 			handled = run_serve_round(state);
 		else
@@ -428,39 +509,6 @@ static void run_wait(struct run_state *state)
 			return;
 		}
 	}
-}
-
-static int run_compare_maps(const void *a, const void *b)
-{
-	const struct map_desc *const *left = a;
-	const struct map_desc *const *right = b;
-
-	return strcmp((*left)->name, (*right)->name);
-}
-
-/*
- * At exit bpftrace prints two newlines, then every map sorted by name.
- * (bpftrace 0.17 writes the newlines to stdout even with -o FILE; sonde
- * keeps all of a program's output in one place, so stdout stays empty.)
- */
-static void run_print_maps(struct run_state *state)
-{
-	const struct map_desc **maps;
-	int count = 0;
-
-	fputs("\n\n", state->output.file);
-	maps = xcalloc((size_t)state->program->maps.count + 1, sizeof(*maps));
-	for (int i = 0; i < state->program->maps.count; i++) {
-		const struct map_desc *map = &state->program->maps.items[i];
-
-		if (map->role == MAP_ROLE_USER && map->fd >= 0)
-			maps[count++] = map;
-	}
-	qsort(maps, (size_t)count, sizeof(*maps), run_compare_maps);
-	for (int i = 0; i < count; i++)
-		print_map(&state->output, maps[i], 0, 0);
-	free(maps);
-	fflush(state->output.file);
 }
 
 /* Where the program's output goes: -o FILE is opened (and truncated) only
@@ -562,6 +610,11 @@ static int run_serve_metrics(struct run_state *state)
 	return err < 0 ? -1 : 0;
 }
 
+FILE *runtime_status_stream(const struct runtime_options *options, const struct output *out)
+{
+	return out->json && !options->status_on_stderr && out->file ? out->file : stderr;
+}
+
 int runtime_run(struct program *program, const struct runtime_options *options)
 {
 	struct run_state state;
@@ -575,6 +628,7 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	state.child_release_fd = options->child_release_fd;
 	state.target_pidfd = -1;
 	run_stop_signal = 0;
+	run_maps_requested = 0;
 	run_install_signals(&state);
 
 	run_raise_memlock();
@@ -601,17 +655,21 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		goto fail;
 	run_open_target(&state);
 
+	/* BEGIN runs before anything is attached, but its records wait in the
+	 * ring until the banner is out: the banner comes first, as in current
+	 * bpftrace (and in 0.17's JSON), and the probes' records after BEGIN's. */
 	if (run_special_probes(&state, PROBE_ROLE_BEGIN) < 0)
-		goto fail;
-	event_loop_drain(state.events);
-	if (state.sink.error)
 		goto fail;
 	/* exit() in BEGIN: nothing else needs attaching. The banner still
 	 * appears, as bpftrace's does, for whoever waits for it. */
-	if (!event_loop_exit_requested(state.events, NULL) && run_attach(&state) < 0)
+	if (!event_loop_exit_pending(state.events) && run_attach(&state) < 0)
 		goto fail;
 	if (!options->quiet)
-		print_attached(&state.output, stderr, program->probes.count - state.refused);
+		print_attached(&state.output, runtime_status_stream(options, &state.output),
+			       program->probes.count - state.refused);
+	event_loop_drain(state.events);
+	if (state.sink.error)
+		goto fail;
 	if (state.server) {
 		event_loop_set_batch_budget(state.events, RUN_SERVE_BATCH_NS);
 		server_set_metrics(state.server, state.metrics);
@@ -638,8 +696,11 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		event_loop_drain(state.events);
 	}
 	event_loop_check_lost(state.events, true);
-	if (!options->no_exit_maps && !state.sink.error)
-		run_print_maps(&state);
+	/* SONDE_PRINT_MAPS_ON_EXIT, else the config block's print_maps_on_exit */
+	int print_maps = options->print_maps_on_exit ? options->print_maps_on_exit
+			 : program->settings.print_maps_on_exit;
+	if (!options->no_exit_maps && print_maps >= 0 && !state.sink.error)
+		run_print_maps(&state, true);
 	if (run_close_output(&state) < 0)
 		exit_code = 1;
 	run_cleanup(&state);

@@ -44,6 +44,11 @@ struct runtime_options {
 	int child_release_fd;   /* write end of the pipe the stopped child waits on; -1 if none */
 	pid_t target_pid;       /* -p: exit when this process exits; 0 if none */
 	bool no_exit_maps;      /* tools print what they mean to: no maps at exit */
+	int print_maps_on_exit; /* SONDE_PRINT_MAPS_ON_EXIT: 1 yes, -1 no; 0 = the program's
+				 * config block says, else yes */
+	uint32_t max_cat_bytes; /* SONDE_MAX_CAT_BYTES; 0 = the config block's, else 10240 */
+	bool status_on_stderr;  /* JSON status records (attached_probes, lost_events) on
+				 * stderr, not in the output: a tool's output is its own */
 	struct picture_request picture; /* kind PICTURE_NONE: none */
 	const struct serve_options *serve; /* sonde serve: answer scrapes while running; NULL: no */
 };
@@ -112,8 +117,13 @@ void format_stack_frames(struct strbuf *sb, const struct type *type, uint64_t pi
 			 const uint64_t *frames, int count, int indent);
 /* Bytes as %r shows them: printable ASCII as is, anything else as \xNN. */
 void format_escaped(struct strbuf *sb, const void *data, size_t length);
-/* Status lines that also have a JSON form: "Attached N probes", "Lost N events". */
+/* Status lines that also have a JSON form: "Attached N probes", "Lost N events".
+ * runtime_status_stream() says where they go. */
 void print_attached(const struct output *out, FILE *status, int probe_count);
 void print_lost(const struct output *out, FILE *status, uint64_t lost);
+/* Where status lines go: the text ones to stderr, the JSON records into the
+ * output among the others (as bpftrace writes them), unless the options say
+ * stderr. */
+FILE *runtime_status_stream(const struct runtime_options *options, const struct output *out);
 
 #endif

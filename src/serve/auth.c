@@ -28,9 +28,8 @@
 #include <unistd.h>
 
 #include <crypt.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
+
+#include "openssl.h"
 
 #define AUTH_CACHE_SIZE 256     /* credentials remembered (scrapers use one or two) */
 #define AUTH_QUEUE_MAX 16       /* checks waiting or running at once */
@@ -152,6 +151,9 @@ int auth_new(const struct web_config *config, struct auth **out, char **error)
 	*out = NULL;
 	if (!config || config->users.count == 0)
 		return 0;
+	err = openssl_load(error);
+	if (err)
+		return err;
 	auth = xcalloc(1, sizeof(*auth));
 	auth->config = config;
 	if (RAND_bytes(auth->salt, sizeof(auth->salt)) != 1) {

@@ -24,10 +24,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
+#include "openssl.h"
 
 struct tls_context {
 	SSL_CTX *ctx;
@@ -290,6 +287,9 @@ int tls_context_new(const struct web_config *config, struct tls_context **out, c
 	    !config->client_auth_type.value && !config->min_version.value &&
 	    !config->max_version.value && !config->prefer_server_cipher_suites.value)
 		return 0;
+	err = openssl_load(error);
+	if (err)
+		return err;
 	tls = xcalloc(1, sizeof(*tls));
 	tls->ctx = SSL_CTX_new(TLS_server_method());
 	tls->bio_method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "sonde socket");

@@ -229,8 +229,14 @@ static int expand_with_provider(const struct bcc_probe *probe, enum bcc_probe_ki
 	const struct provider *provider = spec ? provider_lookup(spec->provider_name) : NULL;
 	probe_point_list points = { 0 };
 	int status = provider ? provider->expand(spec, &points, error) : -EINVAL;
-	if (!provider)
+	const struct probe_point *missing = probe_points_first_unavailable(&points);
+	if (!provider) {
 		*error = xasprintf("'%s' is not a probe sonde can read", text);
+	} else if (status == 0 && missing) {
+		/* a probe type this kernel lacks: no target can be traced */
+		*error = xstrdup(missing->unavailable);
+		status = -EOPNOTSUPP;
+	}
 	for (int i = 0; status == 0 && i < points.count && out->count <= BCC_MAX_TARGETS; i++) {
 		const struct probe_point *point = points.items[i];
 		const char *name = point->function ? point->function : point->name;

@@ -37,7 +37,7 @@ int funccount_generate(const struct tool_run *run, struct strbuf *program, char 
 		char *name = target->category ? xasprintf("%s:%s", target->category, target->name)
 					      : xstrdup(target->name);
 		char *quoted = generator_quote(name);
-		strbuf_printf(program, "%s\n/ PID == 0 || pid == PID /\n{\n\t@counts[%s] = count();\n}\n\n",
+		strbuf_printf(program, "%s\n/ (PID == 0 || pid == PID) && (CPU < 0 || cpu == CPU) /\n{\n\t@counts[%s] = count();\n}\n\n",
 			      target->probe, quoted);
 		free(quoted);
 		free(name);

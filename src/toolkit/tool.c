@@ -21,6 +21,7 @@
 
 #include "../common/names.h"
 #include "../kernel/btf.h"
+#include "../kernel/cgroup.h"
 #include "../probes/provider.h"
 #include "generator.h"
 
@@ -70,6 +71,7 @@ static const struct {
 	{ "string", TOOL_VALUE_STRING },
 	{ "list", TOOL_VALUE_LIST },
 	{ "choice", TOOL_VALUE_CHOICE },
+	{ "cgroup", TOOL_VALUE_CGROUP },
 	{ "specs", TOOL_VALUE_SPECS },
 };
 
@@ -89,7 +91,7 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
 		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, list,"
-				   " choice or specs)", kind);
+				   " choice, cgroup or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -653,6 +655,19 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		free(flag);
 		break;
 	}
+	case TOOL_VALUE_CGROUP: {
+		uint64_t id = 0;
+		int found = given ? cgroup_id_of_path(text, &id) : 0;
+		if (found < 0) {
+			*error = xasprintf("%s: '%s' is not a cgroup v2 directory (%s)", spelling, text,
+					   found == -EMEDIUMTYPE ? "not on a cgroup2 file system"
+								 : strerror(-found));
+			status = -EINVAL;
+			break;
+		}
+		add_macro(run, option->macro, NULL, xasprintf("%llu", (unsigned long long)id));
+		break;
+	}
 	case TOOL_VALUE_LIST: {
 		char *body = given ? list_body(text, spelling, error) : xstrdup("(1)");
 		if (!body) {
@@ -735,8 +750,11 @@ static bool probe_available(const char *probe, char **why)
 	if (!provider) {
 		*why = xasprintf("'%s' names no probe type sonde knows", probe);
 	} else if (provider->expand(spec, &points, why) == 0) {
-		available = points.count > 0;
-		if (!available)
+		const struct probe_point *missing = probe_points_first_unavailable(&points);
+		available = points.count > 0 && !missing;
+		if (missing)
+			*why = xstrdup(missing->unavailable);
+		else if (!available)
 			*why = xasprintf("%s matches nothing on this kernel", probe);
 	}
 	for (int i = 0; i < points.count; i++)

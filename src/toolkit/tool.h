@@ -42,6 +42,8 @@ enum tool_value_kind {
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
 	TOOL_VALUE_CHOICE,  /* one of `choices`: the macro is the string, and MACRO_value is 1 */
+	TOOL_VALUE_CGROUP,  /* a cgroup v2 directory: the macro is its id (what `cgroup` returns
+			     * inside it), 0 when not given */
 	TOOL_VALUE_SPECS,   /* text for the tool's generator: repeatable, defines no macro; as
 			     * an `arg:` it takes every remaining argument */
 };

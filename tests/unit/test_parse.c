@@ -831,12 +831,12 @@ static const struct parse_case parse_ast_cases[] = {
 	  "probe\n"
 	  "  probe_spec BEGIN\n"
 	  "  body:\n"
-	  "    assign =\n"
+	  "    assign let =\n"
 	  "      var $a\n"
-	  "    assign =\n"
+	  "    assign let =\n"
 	  "      var $b\n"
 	  "      int 5\n"
-	  "    assign = : uint64\n"
+	  "    assign let = : uint64\n"
 	  "      var $c\n"
 	  "      int 6\n" },
 	{ "optional_semicolons",

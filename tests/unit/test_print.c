@@ -1593,9 +1593,9 @@ static void test_status_lines(void)
 	check_text("status_lines", text,
 		   "Attached 1 probe\n"
 		   "Attached 3 probes\n"
-		   "{\"type\": \"attached_probes\", \"data\": {\"probes\": 2}}\n"
+		   "{\"type\": \"attached_probes\", \"data\": {\"probes\": 2}, \"count\": 2}\n"
 		   "Lost 5 events\n"
-		   "{\"type\": \"lost_events\", \"data\": {\"events\": 7}}\n");
+		   "{\"type\": \"lost_events\", \"data\": {\"events\": 7}, \"count\": 7}\n");
 	free(text);
 }
 
@@ -1845,12 +1845,17 @@ static void test_int_names(void)
 		{ &int_names_errno, 0, "0" },
 		{ &int_names_softirq, 3, "net_rx" },
 		{ &int_names_softirq, 12, "12" },
+		{ &int_names_strerror, 2, "No such file or directory" },
+		{ &int_names_strerror, -2, "Unknown error -2" },
+		{ &int_names_username, 0, "root" },
+		{ &int_names_username, 2147483000, "2147483000" },
+		{ &int_names_cgroup_path, 0, "" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char buf[INT_NAME_MAX], name[64];
 		snprintf(name, sizeof(name), "int_names_%s_%lld", cases[i].names->what,
 			 (long long)cases[i].value);
-		check_text(name, cases[i].names->name(cases[i].value, buf, sizeof(buf)),
+		check_text(name, cases[i].names->name(cases[i].names, cases[i].value, buf, sizeof(buf)),
 			   cases[i].expected);
 	}
 }

@@ -86,7 +86,7 @@ static const struct sema_case cases[] = {
 	  "stdin:1:41: error: retval is not available for probe tracepoint:syscalls:sys_exit_read" },
 	{ "printf type mismatch", "BEGIN { printf(\"%d\\n\", \"str\"); }", NULL /* checked below by prefix */ },
 	{ "delete needs map", "BEGIN { delete(1); }",
-	  "stdin:1:16: error: delete() needs a map element: delete(@m[key])" },
+	  "stdin:1:16: error: delete() needs a map element: delete(@m[key]), delete(@m, key) or delete(@scalar)" },
 	{ "clear needs whole map", "BEGIN { @x[1] = 1; clear(@x[1]); }",
 	  "stdin:1:26: error: clear() needs a whole map, like clear(@m)" },
 	{ "for over aggregation", "BEGIN { @c[1] = count(); for ($kv : @c) { } }",

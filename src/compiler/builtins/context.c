@@ -1,8 +1,9 @@
 /*
  * Builtin variables, family: the probe's context. `args` (a tracepoint's
- * record, a function's typed arguments), arg0..arg15, retval, and the names
- * `probe` and `func`. Where each argument lives is the provider's answer
- * (probe_point: args_access, arg_locations); these read it from there.
+ * record, a function's typed arguments), arg0..arg15, retval, the names
+ * `probe` and `func`, the context pointer `ctx` and `usermode`. Where each
+ * argument lives is the provider's answer (probe_point: args_access,
+ * arg_locations); these read it from there.
  */
 #include "family.h"
 
@@ -240,11 +241,74 @@ static struct value generate_func(struct codegen *gen, struct node *node)
 	return gen_string_constant(gen, function, (int)strlen(function), node->type);
 }
 
+/* ---- ctx: the context pointer, typed where bpftrace types it ---- */
+
+static bool context_is_pt_regs(const struct probe_point *point)
+{
+	return point && point->provider->prog_type == BPF_PROG_TYPE_KPROBE;
+}
+
+/* kprobes, uprobes and USDT: ctx->ip, ctx->cs... read the saved registers */
+static struct type *pt_regs_pointer(void)
+{
+	struct type *regs = btf_available() ? btf_type_by_name("struct pt_regs") : NULL;
+	return regs ? type_pointer(regs, false) : NULL;
+}
+
+static void check_ctx(struct sema *sema, struct node *node)
+{
+	const struct probe_point *point = sema->point;
+	struct type *regs = context_is_pt_regs(point) ? pt_regs_pointer() : NULL;
+	/* elsewhere an address only: a perf event's real context is not the
+	 * struct bpf_perf_event_data programs see */
+	node->type = regs ? regs : type_int(8, false);
+	if (!point)
+		return;
+	if (strcmp(point->provider->name, "tracepoint") == 0) {
+		sema_error(sema, node->loc, "use args instead of ctx in a tracepoint");
+		node->type = type_none();
+	} else if (strcmp(point->provider->name, "BEGIN") == 0 || strcmp(point->provider->name, "END") == 0) {
+		sema_error(sema, node->loc, "ctx is not available in %s", point->provider->name);
+		node->type = type_none();
+	}
+}
+
+static struct value generate_ctx(struct codegen *gen, struct node *node)
+{
+	int reg = ir_new_vreg(&gen->fn);
+	ir_mov(&gen->fn, reg, gen->ctx_reg);
+	return value_reg(reg, node->type);
+}
+
+/* ---- usermode: 1 when the probe fired in user mode (x86-64: cs's privilege level is 3) ---- */
+
+static void check_usermode(struct sema *sema, struct node *node)
+{
+	const struct probe_point *point = sema->point;
+	node->type = type_int(8, false);
+	if (point && !context_is_pt_regs(point) && point->provider->prog_type != BPF_PROG_TYPE_PERF_EVENT) {
+		sema_error(sema, node->loc, "usermode needs a probe whose context holds the registers "
+			   "(kprobe, uprobe, usdt, profile, interval, software, hardware), not %s",
+			   point->provider->name);
+		node->type = type_none();
+	}
+}
+
+static struct value generate_usermode(struct codegen *gen, struct node *node)
+{
+	/* a perf event's context starts with the registers too */
+	int cs = gen_load_int(gen, gen->ctx_reg, PT_REGS_CS, 8, false);
+	ir_alu_imm(&gen->fn, BPF_AND, cs, 3);
+	return value_reg(gen_test_imm(gen, BPF_JEQ, cs, 3), node->type);
+}
+
 const struct variable_def variables_context[] = {
 	{ VARIABLE(args), .generate_field = generate_args_field },
 	{ VARIABLE(arg), .numbered = true },
 	{ VARIABLE(retval), .needs = PROBE_HAS_RETVAL },
 	{ VARIABLE(probe) },
 	{ VARIABLE(func), .needs = PROBE_HAS_FUNC },
+	{ VARIABLE(ctx), .is_stable = true },
+	{ VARIABLE(usermode), .is_stable = true },
 	{ 0 },
 };

@@ -1,6 +1,7 @@
 /*
- * Builtin functions, family: Kernel: kernel symbol addresses, signals sent to the current process, and
- * integers the kernel numbers (syscalls, signals, errnos, softirqs) printed as names.
+ * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), signals sent to the current process,
+ * integers the kernel numbers (syscalls, signals, errnos, softirqs, cgroups) printed as names or
+ * text, and the number of CPUs.
  */
 #include "family.h"
 
@@ -9,19 +10,15 @@ static void check_signal(struct sema *sema, struct node *call)
 	sema_check_expr(sema, call->args);
 	call->type = type_void();
 	if (call->args->kind == NODE_STRING) {
-		static const char *const names[] = { "", "SIGHUP", "SIGINT", "SIGQUIT", "SIGILL",
-			"SIGTRAP", "SIGABRT", "SIGBUS", "SIGFPE", "SIGKILL", "SIGUSR1", "SIGSEGV",
-			"SIGUSR2", "SIGPIPE", "SIGALRM", "SIGTERM" };
 		const char *name = call->args->string_value;
-		for (int i = 1; i < (int)(sizeof(names) / sizeof(names[0])); i++) {
-			if (strcmp(name, names[i]) == 0 || strcmp(name, names[i] + 3) == 0) {
-				call->args->kind = NODE_INT;
-				call->args->int_value = i;
-				call->args->const_value = i;
-				call->args->is_constant = true;
-				call->args->type = type_int(8, true);
-				return;
-			}
+		int number = signal_number_of(name);
+		if (number > 0) {
+			call->args->kind = NODE_INT;
+			call->args->int_value = (uint64_t)number;
+			call->args->const_value = (uint64_t)number;
+			call->args->is_constant = true;
+			call->args->type = type_int(8, true);
+			return;
 		}
 		sema_error(sema, call->args->loc, "unknown signal '%s'", name);
 		return;
@@ -72,12 +69,90 @@ static void check_errno_name(struct sema *sema, struct node *call) { check_named
 
 static void check_softirq_name(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_softirq); }
 
+/* strerror(e): the error's message, as bpftrace prints it (strerror(3)) */
+static void check_strerror(struct sema *sema, struct node *call) { check_named_int(sema, call, &int_names_strerror); }
+
+/* The names of cgroup_path(id, "pattern"), one per pattern, so that equal
+ * calls have equal types (types compare their names by address). Never
+ * freed, as types are not. */
+static const struct int_names *cgroup_path_filtered(const char *pattern)
+{
+	static VEC(struct int_names *) filters;
+	for (int i = 0; i < filters.count; i++)
+		if (strcmp(filters.items[i]->pattern, pattern) == 0)
+			return filters.items[i];
+	struct int_names *filtered = xmalloc(sizeof(*filtered));
+	*filtered = int_names_cgroup_path;
+	filtered->pattern = xstrdup(pattern);
+	vec_push(&filters, filtered);
+	return filtered;
+}
+
+/* cgroup_path(id[, "pattern"]): the id, whose path is looked up when printed */
+static void check_cgroup_path(struct sema *sema, struct node *call)
+{
+	check_named_int(sema, call, &int_names_cgroup_path);
+	struct node *pattern = call->args->next;
+	if (!pattern)
+		return;
+	if (pattern->kind != NODE_STRING) {
+		sema_error(sema, pattern->loc, "cgroup_path()'s filter must be a string literal "
+			   "(a wildcard pattern over hierarchy names, like \"unified\")");
+		return;
+	}
+	if (call->type->kind != TYPE_INT)
+		return;
+	call->type = type_named_int(cgroup_path_filtered(pattern->string_value));
+}
+
 static struct value generate_signal(struct codegen *gen, struct node *call)
 {
 	int signal = gen_value_to_reg(gen, gen_expr(gen, call->args));
 	struct helper_arg args[1] = { ARG_REG(signal) };
 	gen_call_helper(gen, BPF_FUNC_send_signal, args, 1);
 	return value_none();
+}
+
+/* percpu_kaddr("sym"[, cpu]): the address of this CPU's (or that CPU's)
+ * copy of a per-CPU kernel variable, found in the kernel's BTF; 0 for a
+ * CPU that does not exist */
+static void check_percpu_kaddr(struct sema *sema, struct node *call)
+{
+	struct node *symbol = call->args, *cpu = symbol->next;
+	call->type = type_pointer(type_int(8, false), false);
+	if (cpu) {
+		sema_check_expr(sema, cpu);
+		if (cpu->type && cpu->type->kind != TYPE_NONE && !sema_is_int(cpu))
+			sema_error(sema, cpu->loc, "percpu_kaddr()'s CPU must be an integer, not %s",
+				   type_name(cpu->type));
+	}
+	if (symbol->kind != NODE_STRING) {
+		sema_error(sema, symbol->loc, "percpu_kaddr() needs a symbol name as a string literal");
+		return;
+	}
+	int size;
+	unsigned long long address;
+	if (btf_percpu_var_id(symbol->string_value, &size) < 0)
+		sema_error(sema, symbol->loc, "no per-CPU kernel variable '%s' in the kernel's BTF",
+			   symbol->string_value);
+	else if (kallsyms_lookup(symbol->string_value, &address) < 0)
+		/* the verifier finds the variable through kallsyms */
+		sema_error(sema, symbol->loc, "the kernel does not list '%s' in /proc/kallsyms (built "
+			   "without CONFIG_KALLSYMS_ALL), so BPF cannot reach it", symbol->string_value);
+}
+
+static struct value generate_percpu_kaddr(struct codegen *gen, struct node *call)
+{
+	int size;
+	int variable = ir_new_vreg(&gen->fn);
+	ir_ld_btf_var(&gen->fn, variable, btf_percpu_var_id(call->args->string_value, &size));
+	if (!call->args->next) {
+		struct helper_arg args[1] = { ARG_REG(variable) };
+		return value_reg(gen_call_helper(gen, BPF_FUNC_this_cpu_ptr, args, 1), call->type);
+	}
+	int cpu = gen_value_to_reg(gen, gen_expr(gen, call->args->next));
+	struct helper_arg args[2] = { ARG_REG(variable), ARG_REG(cpu) };
+	return value_reg(gen_call_helper(gen, BPF_FUNC_per_cpu_ptr, args, 2), call->type);
 }
 
 static struct value generate_kaddr(struct codegen *gen, struct node *call)
@@ -103,6 +178,17 @@ static struct value generate_errno_name(struct codegen *gen, struct node *call) 
 
 static struct value generate_softirq_name(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
+static struct value generate_strerror(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_cgroup_path(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+/* ncpus: the CPUs the kernel could bring up (possible CPUs), fixed at compile time */
+static struct value generate_ncpus(struct codegen *gen, struct node *node)
+{
+	int count = libbpf_num_possible_cpus();
+	return value_reg(gen_const_reg(gen, count > 0 ? count : 1), node->type);
+}
+
 static struct value generate_cpu(struct codegen *gen, struct node *node)
 {
 	return value_reg(gen_helper_value(gen, BPF_FUNC_get_smp_processor_id), node->type);
@@ -122,15 +208,19 @@ const struct variable_def variables_kernel[] = {
 	{ .name = "cpu", .check = builtin_check_u64, .generate = generate_cpu, .is_stable = true },
 	{ .name = "numaid", .check = builtin_check_u64, .generate = generate_numaid },
 	{ .name = "rand", .check = builtin_check_u64, .generate = generate_rand },
+	{ .name = "ncpus", .check = builtin_check_u64, .generate = generate_ncpus, .is_stable = true },
 	{ 0 },
 };
 
 const struct function_def builtins_kernel[] = {
 	{ FUNCTION(kaddr, 1, 1) },
+	{ FUNCTION(percpu_kaddr, 1, 2) },
 	{ FUNCTION(signal, 1, 1), .needs_unsafe = true },
 	{ FUNCTION(syscall_name, 1, 1) },
 	{ FUNCTION(signal_name, 1, 1) },
 	{ FUNCTION(errno_name, 1, 1) },
 	{ FUNCTION(softirq_name, 1, 1) },
+	{ FUNCTION(strerror, 1, 1) },
+	{ FUNCTION(cgroup_path, 1, 2) },
 	{ 0 },
 };

@@ -3,13 +3,16 @@
  */
 #include "family.h"
 
-/* delete(@m[k]); delete(@m, k) was rewritten to that form by desugar() */
+/* delete(@m[k]), delete(@m, k) (rewritten to the first by desugar()) or
+ * delete(@scalar): true when there was an element to delete, as in
+ * current bpftrace */
 static void check_delete(struct sema *sema, struct node *call)
 {
 	struct node *map = call->args;
-	call->type = type_void();
-	if (map->kind != NODE_MAP || !map->args) {
-		sema_error(sema, map->loc, "delete() needs a map element: delete(@m[key])");
+	call->type = type_int(8, false);
+	if (map->kind != NODE_MAP) {
+		sema_error(sema, map->loc, "delete() needs a map element: delete(@m[key]), delete(@m, key) "
+			   "or delete(@scalar)");
 		return;
 	}
 	sema_check_map_access(sema, map);
@@ -82,8 +85,10 @@ static struct value generate_delete(struct codegen *gen, struct node *call)
 	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
 	int key = gen_map_key(gen, map_node, map);
 	struct helper_arg args[2] = { ARG_MAP(map->id), ARG_STACK(key) };
-	gen_call_helper(gen, BPF_FUNC_map_delete_elem, args, 2);
-	return value_none();
+	int error = gen_call_helper(gen, BPF_FUNC_map_delete_elem, args, 2);
+	if (call->value_unused)
+		return value_none();
+	return value_reg(gen_test_imm(gen, BPF_JEQ, error, 0), call->type);
 }
 
 static struct value generate_has_key(struct codegen *gen, struct node *call)

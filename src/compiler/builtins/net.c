@@ -1,7 +1,9 @@
 /*
- * Builtin functions, family: Networking: addresses printed as text, byte order.
+ * Builtin functions, family: Networking: addresses printed as text and read from text, byte order.
  */
 #include "family.h"
+
+#include <arpa/inet.h>
 
 static void check_ntop(struct sema *sema, struct node *call)
 {
@@ -73,8 +75,43 @@ static struct value generate_bswap(struct codegen *gen, struct node *call)
 	return value_reg(reg, call->type);
 }
 
+/* pton("addr"): the address's bytes, uint8[4] for IPv4 (a '.') or
+ * uint8[16] for IPv6 (a ':'), worked out at compile time; comparable with
+ * an address field such as args->daddr and printable with ntop() */
+static void check_pton(struct sema *sema, struct node *call)
+{
+	struct node *text = call->args;
+	call->type = type_none();
+	if (text->kind != NODE_STRING) {
+		sema_error(sema, text->loc, "pton() needs an address as a string literal");
+		return;
+	}
+	unsigned char bytes[16];
+	bool is_v6 = strchr(text->string_value, ':') != NULL;
+	if (inet_pton(is_v6 ? AF_INET6 : AF_INET, text->string_value, bytes) != 1) {
+		sema_error(sema, text->loc, "pton(): '%s' is not an IPv%d address", text->string_value,
+			   is_v6 ? 6 : 4);
+		return;
+	}
+	struct type *array = type_new(TYPE_ARRAY);
+	array->pointee = type_int(1, false);
+	array->array_length = is_v6 ? 16 : 4;
+	array->size = array->array_length;
+	call->type = array;
+}
+
+static struct value generate_pton(struct codegen *gen, struct node *call)
+{
+	unsigned char bytes[16];
+	const char *text = call->args->string_value;
+	bool is_v6 = call->type->size == 16;
+	inet_pton(is_v6 ? AF_INET6 : AF_INET, text, bytes);
+	return gen_string_constant(gen, (const char *)bytes, call->type->size, call->type);
+}
+
 const struct function_def builtins_net[] = {
 	{ FUNCTION(ntop, 1, 2) },
 	{ FUNCTION(bswap, 1, 1) },
+	{ FUNCTION(pton, 1, 1) },
 	{ 0 },
 };

@@ -11,11 +11,16 @@ static void check_stack(struct sema *sema, struct node *call, bool is_user)
 	type->size = sizeof(struct stack_value);
 	type->is_user_pointer = is_user;
 	type->stack_depth = 127;
+	static const char *const modes[] = { "bpftrace", "perf", "raw" };
+	/* SONDE_STACK_MODE or the config block's stack_mode, checked there */
 	type->stack_mode = STACK_MODE_BPFTRACE;
+	for (int m = 0; sema->options->stack_mode && m < 3; m++) {
+		if (strcmp(sema->options->stack_mode, modes[m]) == 0)
+			type->stack_mode = (enum stack_mode)m;
+	}
 	call->type = type;
 	for (struct node *arg = call->args; arg; arg = arg->next) {
 		if (arg->kind == NODE_BUILTIN && arg == call->args) {
-			static const char *const modes[] = { "bpftrace", "perf", "raw" };
 			bool known = false;
 			for (int m = 0; m < 3 && !known; m++) {
 				if (strcmp(arg->name, modes[m]) == 0) {

@@ -1,17 +1,50 @@
 /*
- * Builtin functions, family: Strings and buffers: reading a string or raw bytes out of memory, comparing strings.
+ * Builtin functions, family: Strings and buffers: reading a string or raw bytes out of memory, comparing
+ * strings, their length, and searching one in another.
  */
 #include "family.h"
+
+/* The text of str($N) or str($N + k) (bpftrace's pointer arithmetic on a
+ * positional parameter: its text from byte k on), else NULL. */
+static const char *positional_text(const struct compile_options *options, const struct node *source)
+{
+	uint64_t skip = 0;
+	if (source->kind == NODE_BINARY && source->op == OP_ADD && source->lhs->kind == NODE_POSITIONAL &&
+	    source->rhs->kind == NODE_INT) {
+		skip = source->rhs->int_value;
+		source = source->lhs;
+	}
+	if (source->kind != NODE_POSITIONAL)
+		return NULL;
+	int index = (int)source->int_value;
+	const char *text = index >= 1 && index <= options->positional_count
+				   ? options->positional[index - 1] : "";
+	return skip < strlen(text) ? text + skip : "";
+}
 
 static void check_str(struct sema *sema, struct node *call)
 {
 	struct node *source = call->args, *length = source->next;
 	call->type = type_string(sema->options->max_strlen);
-	if (source->kind == NODE_POSITIONAL) {
-		int index = (int)source->int_value;
-		const char *text = index >= 1 && index <= sema->options->positional_count
-					   ? sema->options->positional[index - 1] : "";
+	const char *text = positional_text(sema->options, source);
+	if (text) {
 		int text_length = (int)strlen(text);
+		if (source->kind == NODE_BINARY) {
+			const char *whole = positional_text(sema->options, source->lhs);
+			if (source->rhs->int_value > strlen(whole))
+				sema_error(sema, source->loc, "str($%d + %llu) is past the end of $%d ('%s' has "
+					   "%zu bytes)", (int)source->lhs->int_value,
+					   (unsigned long long)source->rhs->int_value,
+					   (int)source->lhs->int_value, whole, strlen(whole));
+		}
+		if (length) {
+			sema_check_expr(sema, length);
+			if (!sema_is_int_constant(length))
+				sema_error(sema, length->loc, "str()'s length must be a constant for a "
+					   "positional parameter");
+			else if (length->const_value < (uint64_t)text_length)
+				text_length = (int)length->const_value;
+		}
 		if (text_length > sema->options->max_strlen - 1)
 			text_length = sema->options->max_strlen - 1;
 		call->type = type_string(text_length + 1);
@@ -127,12 +160,9 @@ static void str_read(struct codegen *gen, struct node *call, int address, int of
 static struct value generate_str(struct codegen *gen, struct node *call)
 {
 	struct node *source = call->args;
-	if (source->kind == NODE_POSITIONAL) {
-		int index = (int)source->int_value;
-		const char *text = index >= 1 && index <= gen->sema->options->positional_count
-					   ? gen->sema->options->positional[index - 1] : "";
+	const char *text = positional_text(gen->sema->options, source);
+	if (text)
 		return gen_string_constant(gen, text, call->type->size - 1, call->type);
-	}
 	struct value value = gen_expr(gen, source);
 	if (value.kind == VALUE_STACK) {
 		if (type_equal(value.type, call->type))
@@ -152,7 +182,7 @@ static struct value generate_str(struct codegen *gen, struct node *call)
 static bool generate_into_str(struct codegen *gen, struct node *call, int offset)
 {
 	struct node *source = call->args;
-	if (source->kind == NODE_POSITIONAL ||
+	if (positional_text(gen->sema->options, source) ||
 	    (source->type->kind != TYPE_POINTER && source->type->kind != TYPE_INT))
 		return false;
 	str_read(gen, call, gen_value_to_reg(gen, gen_expr(gen, source)), offset);
@@ -215,9 +245,137 @@ static struct value generate_strncmp(struct codegen *gen, struct node *call)
 	return value_reg(equal, call->type);
 }
 
+/* strlen(s) and strcontains(haystack, needle) take strings (a char * is
+ * str(p) first, as in bpftrace 0.17). */
+static void check_string_args(struct sema *sema, struct node *call)
+{
+	call->type = type_int(8, false);
+	for (struct node *arg = call->args; arg; arg = arg->next) {
+		sema_check_expr(sema, arg);
+		if (arg->type && arg->type->kind != TYPE_NONE && !sema_is_string(arg))
+			sema_error(sema, arg->loc, "%s() needs a string, not %s (str() reads one from an "
+				   "address)", call->name, type_name(arg->type));
+	}
+}
+
+static void check_strlen(struct sema *sema, struct node *call)
+{
+	check_string_args(sema, call);
+	if (call->args->kind == NODE_STRING) {
+		call->is_constant = true;
+		call->const_value = strlen(call->args->string_value);
+	}
+}
+
+/* The bytes before the first NUL: one compare per byte of the buffer, no loop. */
+static struct value generate_strlen(struct codegen *gen, struct node *call)
+{
+	struct value text = gen_expr(gen, call->args);
+	if (call->is_constant)
+		return value_reg(gen_const_reg(gen, (int64_t)call->const_value), call->type);
+	int length = gen_const_reg(gen, 0), done = ir_new_label(&gen->fn);
+	int byte = ir_new_vreg(&gen->fn);
+	for (int i = 0; i < text.type->size; i++) {
+		ir_load(&gen->fn, 1, byte, BPF_REG_10, (int16_t)(text.stack_offset + i));
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, byte, 0, done);
+		ir_mov_imm(&gen->fn, length, i + 1);
+	}
+	ir_label(&gen->fn, done);
+	return value_reg(length, call->type);
+}
+
+/* What strcontains() may unroll: a 64-byte haystack and a needle of the
+ * same size take 4096 comparisons; past these sizes the verifier gives up
+ * ("sequence of jumps is too complex") or the jumps outgrow 16 bits. */
+#define STRCONTAINS_COMPARES_MAX 4096
+#define STRCONTAINS_HAYSTACK_MAX 128
+
+/* The needle's bytes when it is a literal, so they become immediates. */
+static const char *literal_needle(const struct node *call)
+{
+	const struct node *needle = call->args->next;
+	return needle->kind == NODE_STRING ? needle->string_value : NULL;
+}
+
+static void check_strcontains(struct sema *sema, struct node *call)
+{
+	check_string_args(sema, call);
+	struct node *haystack = call->args, *needle = haystack->next;
+	if (haystack->kind == NODE_STRING && needle->kind == NODE_STRING) {
+		call->is_constant = true;
+		call->const_value = strstr(haystack->string_value, needle->string_value) != NULL;
+		return;
+	}
+	if (!sema_is_string(haystack) || !sema_is_string(needle))
+		return;
+	const char *literal = literal_needle(call);
+	long needle_bytes = literal ? (long)strlen(literal) : needle->type->size;
+	if (haystack->type->size > STRCONTAINS_HAYSTACK_MAX ||
+	    (long)haystack->type->size * needle_bytes > STRCONTAINS_COMPARES_MAX)
+		sema_error(sema, call->loc, "strcontains() of a %d-byte string and a %ld-byte needle is "
+			   "too big to search in BPF (at most a %d-byte string and %d byte comparisons; "
+			   "str(p, n) or a literal needle make them smaller)", haystack->type->size,
+			   needle_bytes, STRCONTAINS_HAYSTACK_MAX, STRCONTAINS_COMPARES_MAX);
+}
+
+/*
+ * strcontains(haystack, needle), unrolled: at each starting point the
+ * needle's bytes are compared in turn (as immediates when the needle is a
+ * literal); a NUL in the needle means found, a difference moves on, a NUL
+ * at the starting point means not found. The verifier sees only forward
+ * jumps, so it needs no loop bounds.
+ */
+static struct value generate_strcontains(struct codegen *gen, struct node *call)
+{
+	struct value haystack = gen_expr(gen, call->args);
+	struct value needle = gen_expr(gen, call->args->next);
+	if (call->is_constant)
+		return value_reg(gen_const_reg(gen, (int64_t)call->const_value), call->type);
+	const char *literal = literal_needle(call);
+	int needle_size = literal ? (int)strlen(literal) + 1 : needle.type->size;
+	int hay_size = haystack.type->size;
+	int result = gen_const_reg(gen, 0);
+	int found = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+	int seen = ir_new_vreg(&gen->fn), wanted = ir_new_vreg(&gen->fn);
+	for (int start = 0; start < hay_size; start++) {
+		int next = ir_new_label(&gen->fn);
+		for (int k = 0; k < needle_size; k++) {
+			if (literal && !literal[k]) {
+				ir_jump(&gen->fn, found);
+				break;
+			}
+			if (!literal) {
+				ir_load(&gen->fn, 1, wanted, BPF_REG_10, (int16_t)(needle.stack_offset + k));
+				ir_jump_if_imm(&gen->fn, BPF_JEQ, wanted, 0, found);
+			}
+			if (start + k >= hay_size) {
+				ir_jump(&gen->fn, done); /* the needle is longer than what is left */
+				break;
+			}
+			ir_load(&gen->fn, 1, seen, BPF_REG_10, (int16_t)(haystack.stack_offset + start + k));
+			if (literal)
+				ir_jump_if_imm(&gen->fn, BPF_JNE, seen, (unsigned char)literal[k], next);
+			else
+				ir_jump_if(&gen->fn, BPF_JNE, seen, wanted, next);
+			if (k == needle_size - 1)
+				ir_jump(&gen->fn, found); /* a full buffer matched */
+		}
+		ir_label(&gen->fn, next);
+		ir_load(&gen->fn, 1, seen, BPF_REG_10, (int16_t)(haystack.stack_offset + start));
+		ir_jump_if_imm(&gen->fn, BPF_JEQ, seen, 0, done);
+	}
+	ir_jump(&gen->fn, done);
+	ir_label(&gen->fn, found);
+	ir_mov_imm(&gen->fn, result, 1);
+	ir_label(&gen->fn, done);
+	return value_reg(result, call->type);
+}
+
 const struct function_def builtins_strings[] = {
 	{ FUNCTION(str, 1, 2), .generate_into = generate_into_str },
 	{ FUNCTION(strncmp, 3, 3) },
 	{ FUNCTION(buf, 1, 2) },
+	{ FUNCTION(strlen, 1, 1) },
+	{ FUNCTION(strcontains, 2, 2) },
 	{ 0 },
 };

@@ -124,28 +124,76 @@ static void check_row(struct sema *sema, struct node *call)
 	event->field_names = field_names;
 }
 
-/* printf_matching("text", "format", args...): printf, for a line shown only
- * when the part of it between two \x1f bytes of the format holds "text"
- * (trace -f); the runtime decides, once the line is formatted. */
+/*
+ * The needles of printf_matching() and row_matching(): a string literal, or
+ * a tuple of them, the k-th to be found in the k-th part of the line marked
+ * off by a pair of \x1f bytes in the format ("" finds anything). Kept in the
+ * event joined by \x1f, for the runtime. NULL (and an error) otherwise.
+ */
+static char *check_needles(struct sema *sema, struct node *call, struct node *needles,
+			   const char *format)
+{
+	bool tuple = needles->kind == NODE_TUPLE;
+	struct strbuf joined;
+	int count = 0, marks = 0;
+	for (const char *p = format; (p = strchr(p, MESSAGE_MARK)); p++)
+		marks++;
+	strbuf_init(&joined);
+	for (struct node *n = tuple ? needles->args : needles; n; n = tuple ? n->next : NULL) {
+		if (n->kind != NODE_STRING || memchr(n->string_value, MESSAGE_MARK, n->string_length)) {
+			sema_error(sema, n->loc, "%s() needs a string literal to match (or a tuple of "
+				   "them)", call->name);
+			strbuf_free(&joined);
+			return NULL;
+		}
+		sema_check_expr(sema, n);
+		if (count++)
+			strbuf_putc(&joined, MESSAGE_MARK);
+		strbuf_puts(&joined, n->string_value);
+	}
+	if (marks != 2 * count) {
+		sema_error(sema, needles->loc, "%s() needs each matched part of its format between "
+			   "two \\x1f bytes: %d part%s for %d text%s to match", call->name, marks / 2,
+			   marks / 2 == 1 ? "" : "s", count, count == 1 ? "" : "s");
+		strbuf_free(&joined);
+		return NULL;
+	}
+	return strbuf_release(&joined);
+}
+
+/* printf_matching(needles, "format", args...): printf, for a line shown
+ * only when each marked part of it holds its needle (trace -f); the runtime
+ * decides, once the line is formatted. */
 static void check_printf_matching(struct sema *sema, struct node *call)
 {
-	struct node *needle = call->args;
+	struct node *needles = call->args;
 	call->type = type_void();
-	sema_check_expr(sema, needle);
-	if (needle->kind != NODE_STRING) {
-		sema_error(sema, needle->loc, "printf_matching() needs a string literal to match");
-		return;
-	}
-	struct event_desc *event = sema_check_format_call(sema, call, needle->next, EVENT_PRINTF);
+	struct event_desc *event = sema_check_format_call(sema, call, needles->next, EVENT_PRINTF);
 	if (!event)
 		return;
-	const char *mark = strchr(event->format, MESSAGE_MARK);
-	if (!mark || !strchr(mark + 1, MESSAGE_MARK)) {
-		sema_error(sema, needle->next->loc, "printf_matching() needs the matched part of its "
-			   "format between two \\x1f bytes");
+	char *match = check_needles(sema, call, needles, event->format);
+	event = &sema->program->events.items[call->event_id - 1];
+	event->match = match;
+}
+
+/* row_matching(needles, "names", "format", args...): row(), shown only when
+ * the text line's marked parts hold the needles (execsnoop -n, -l); in JSON
+ * too, where the text is formatted only to be matched. */
+static void check_row_matching(struct sema *sema, struct node *call)
+{
+	struct node *needles = call->args;
+	struct node *names = needles->next;
+	call->type = type_void();
+	sema_check_expr(sema, names);
+	struct event_desc *event = sema_check_format_call(sema, call, names->next, EVENT_ROW);
+	if (!event)
 		return;
-	}
-	event->match = xstrdup(needle->string_value);
+	char *match = check_needles(sema, call, needles, event->format);
+	char *field_names = check_field_names(sema, call, names, ast_list_length(names->next->next),
+					      "value");
+	event = &sema->program->events.items[call->event_id - 1];
+	event->match = match;
+	event->field_names = field_names;
 }
 
 /* A whole map for print_top and the histogram printers; NULL when not one. */
@@ -410,6 +458,12 @@ static struct value generate_printf_matching(struct codegen *gen, struct node *c
 	return generate_row(gen, call);
 }
 
+static struct value generate_row_matching(struct codegen *gen, struct node *call)
+{
+	gen_send_event(gen, call, call->args->next->next->next);
+	return value_none();
+}
+
 /* The map printers for tools: the record is the event index; user space reads the maps. */
 static struct value send_map_print(struct codegen *gen, struct node *call)
 {
@@ -428,6 +482,7 @@ static struct value generate_print_stacks(struct codegen *gen, struct node *call
 const struct function_def builtins_tool_output[] = {
 	{ FUNCTION(row, 2, -1) },
 	{ FUNCTION(printf_matching, 2, -1) },
+	{ FUNCTION(row_matching, 3, -1) },
 	{ FUNCTION(print_log2_hist, 2, 5) },
 	{ FUNCTION(print_linear_hist, 2, 5) },
 	{ FUNCTION(print_top, 3, -1) },

@@ -1,0 +1,44 @@
+#!/bin/sh
+# cgroup_run.sh SONDE INSIDE OUTSIDE TOOL [ARGS...]
+#
+# Runs `SONDE TOOL -c DIR ARGS...` for a fresh cgroup v2 directory DIR, then,
+# once it has attached, the shell command INSIDE in a process moved into DIR
+# and OUTSIDE in one that is not; stops the tool with SIGINT, removes DIR and
+# prints the tool's stdout (its stderr to stderr). For the tools' -c/--cgroup
+# tests: only what INSIDE did may be reported.
+sonde=$1 inside=$2 outside=$3
+shift 3
+tool=$1
+shift
+root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -n "$root" ] || { echo "cgroup_run.sh: no cgroup2 mount" >&2; exit 2; }
+dir=$root/sonde-$tool-$$
+mkdir "$dir" || exit 2
+"$sonde" "$tool" -c "$dir" "$@" > cg.out 2> cg.err &
+tracer=$!
+tries=0
+until grep -q '^Attached' cg.err; do
+	tries=$((tries + 1))
+	if [ $tries -gt 150 ] || ! kill -0 $tracer 2>/dev/null; then
+		echo "cgroup_run.sh: the tool did not attach" >&2
+		break
+	fi
+	sleep 0.1
+done
+sh -c 'echo $$ > "$1/cgroup.procs" && exec sh -c "$2"' - "$dir" "$inside"
+sh -c "$outside"
+sleep "${CGROUP_RUN_SETTLE:-0.5}"
+kill -INT $tracer 2>/dev/null
+wait $tracer
+status=$?
+# a background process of INSIDE may still run: the directory is removed once
+# empty (cgroup files report size 0: read, not test -s)
+tries=0
+while [ -n "$(cat "$dir/cgroup.procs")" ] && [ $tries -lt 100 ]; do
+	tries=$((tries + 1))
+	sleep 0.1
+done
+rmdir "$dir"
+cat cg.out
+cat cg.err >&2
+exit $status
