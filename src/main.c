@@ -25,7 +25,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <getopt.h>
+#include <linux/btf.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -626,6 +628,54 @@ static int list_provider(const struct provider *provider, const char *pattern, p
 	return status;
 }
 
+static int compare_strings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * -l 'struct task_struct' (or 'union ...', 'enum ...', wildcards allowed):
+ * the kernel's types of that name, as bpftrace lists them: the names, and
+ * with -v their C definitions. Nothing when no type matches.
+ */
+static int list_types(const char *pattern, bool verbose)
+{
+	const char *space = strchr(pattern, ' ');
+	char *keyword = xstrndup(pattern, (size_t)(space - pattern));
+	const char *name_pattern = space + 1;
+	int kinds[2] = { strcmp(keyword, "struct") == 0 ? BTF_KIND_STRUCT
+			 : strcmp(keyword, "union") == 0 ? BTF_KIND_UNION : BTF_KIND_ENUM,
+			 strcmp(keyword, "enum") == 0 ? BTF_KIND_ENUM64 : -1 };
+	VEC(char *) names = { 0 };
+
+	for (int k = 0; k < 2 && kinds[k] >= 0; k++) {
+		btf_name_list found = { 0 };
+		if (btf_list_names(kinds[k], "", false, &found) == 0) {
+			for (int i = 0; i < found.count; i++)
+				if (fnmatch(name_pattern, found.items[i].name, 0) == 0)
+					vec_push(&names, xasprintf("%s %s", keyword, found.items[i].name));
+		}
+		btf_name_list_free(&found);
+	}
+	if (names.count > 1)
+		qsort(names.items, (size_t)names.count, sizeof(*names.items), compare_strings);
+	for (int i = 0; i < names.count; i++) {
+		if (i > 0 && strcmp(names.items[i], names.items[i - 1]) == 0)
+			continue;
+		char *text = NULL;
+		if (!verbose)
+			printf("%s\n", names.items[i]);
+		else if (btf_type_definition(names.items[i], &text) == 0)
+			fputs(text, stdout);
+		free(text);
+	}
+	for (int i = 0; i < names.count; i++)
+		free(names.items[i]);
+	free(names.items);
+	free(keyword);
+	return 0;
+}
+
 /*
  * -l [pattern]: a pattern that starts with a provider's name or alias goes
  * to that provider only (spelled with the canonical name, which is what
@@ -637,6 +687,10 @@ static int list_probes(const char *pattern, pid_t pid, bool verbose)
 {
 	const char *colon = pattern ? strchr(pattern, ':') : NULL;
 	int status = 0;
+
+	if (pattern && (strncmp(pattern, "struct ", 7) == 0 || strncmp(pattern, "union ", 6) == 0 ||
+			strncmp(pattern, "enum ", 5) == 0))
+		return list_types(pattern, verbose);
 
 	if (colon) {
 		char *name = xstrndup(pattern, (size_t)(colon - pattern));

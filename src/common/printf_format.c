@@ -216,7 +216,8 @@ char *format_check_arg(const struct format_piece *conversion, const struct type 
 		return NULL;
 	if (conversion->conversion == 's') {
 		if (type->kind == TYPE_STRING || type->kind == TYPE_INET || type->kind == TYPE_STACK ||
-		    type->kind == TYPE_SYMBOL || (type->kind == TYPE_INT && type->int_names))
+		    type->kind == TYPE_SYMBOL ||
+		    (type->kind == TYPE_INT && (type->int_names || type->enumeration)))
 			return NULL;
 		return xasprintf("%%s specifier expects a value of type string (%s supplied)",
 				 format_type_word(type));

@@ -115,6 +115,8 @@ struct map_desc {
 	char *sized_by;            /* what sets max_entries, named in "raise ..." advice when
 				    * the map is full ("SONDE_MAX_MAP_ENTRIES", a tool's
 				    * "--stack-storage-size"); NULL for fixed sizes */
+	bool is_declared;          /* `let @m = kind(n)`: bpf_map_type and max_entries are the
+				    * script's */
 	int fd;                    /* set by the runtime; -1 before */
 	bool zeroed;               /* runtime: zero() ran, no clear() since: a histogram
 				    * in an array still prints its name when empty, as

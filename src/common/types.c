@@ -13,8 +13,10 @@
 #include "util.h"
 #include "../aggregations/aggregation.h"
 
-/* Every type made by type_new, so type_free_all can release them together. */
+/* Every type made by type_new, so type_free_all can release them together;
+ * enumerations too (several types share one). */
 static VEC(struct type *) all_types;
+static VEC(struct type_enum *) all_enums;
 
 struct type *type_new(enum type_kind kind)
 {
@@ -38,6 +40,34 @@ void type_free_all(void)
 	free(all_types.items);
 	all_types.items = NULL;
 	all_types.count = all_types.capacity = 0;
+	for (int i = 0; i < all_enums.count; i++) {
+		struct type_enum *enumeration = all_enums.items[i];
+		for (int j = 0; j < enumeration->count; j++)
+			free(enumeration->items[j].name);
+		free(enumeration->items);
+		free(enumeration->name);
+		free(enumeration);
+	}
+	free(all_enums.items);
+	all_enums.items = NULL;
+	all_enums.count = all_enums.capacity = 0;
+}
+
+struct type_enum *type_enum_new(const char *name)
+{
+	struct type_enum *enumeration = xcalloc(1, sizeof(*enumeration));
+	enumeration->name = xstrdup(name);
+	vec_push(&all_enums, enumeration);
+	return enumeration;
+}
+
+void type_enum_add(struct type_enum *enumeration, const char *name, int64_t value)
+{
+	enumeration->items = xrealloc(enumeration->items,
+				      (size_t)(enumeration->count + 1) * sizeof(*enumeration->items));
+	enumeration->items[enumeration->count].name = xstrdup(name);
+	enumeration->items[enumeration->count].value = value;
+	enumeration->count++;
 }
 
 struct type *type_void(void)
@@ -112,6 +142,31 @@ struct type *type_named_int(const struct int_names *names)
 	return type;
 }
 
+struct type *type_bool(void)
+{
+	static struct type bool_type = { .kind = TYPE_INT, .size = 1, .is_bool = true };
+	return &bool_type;
+}
+
+struct type *type_enum_int(const struct type_enum *enumeration, int size)
+{
+	struct type *type = type_new(TYPE_INT);
+	type->size = size;
+	type->enumeration = enumeration;
+	for (int i = 0; i < enumeration->count; i++)
+		if (enumeration->items[i].value < 0)
+			type->is_signed = true;
+	return type;
+}
+
+const char *type_enum_value_name(const struct type_enum *enumeration, int64_t value)
+{
+	for (int i = 0; enumeration && i < enumeration->count; i++)
+		if (enumeration->items[i].value == value)
+			return enumeration->items[i].name;
+	return NULL;
+}
+
 struct type *type_widened(struct type *type)
 {
 	if (!type || type->kind != TYPE_INT || type->size == 8)
@@ -120,6 +175,15 @@ struct type *type_widened(struct type *type)
 		struct type *named = type_named_int(type->int_names);
 		named->is_signed = type->is_signed;
 		return named;
+	}
+	if (type->enumeration) {
+		struct type *named = type_enum_int(type->enumeration, 8);
+		named->is_signed = type->is_signed;
+		return named;
+	}
+	if (type->is_bool) {
+		static struct type wide_bool = { .kind = TYPE_INT, .size = 8, .is_bool = true };
+		return &wide_bool;
 	}
 	return type_int(8, type->is_signed);
 }
@@ -156,9 +220,12 @@ bool type_equal(const struct type *a, const struct type *b)
 	case TYPE_TUPLE:
 		if (a->field_count != b->field_count)
 			return false;
-		for (int i = 0; i < a->field_count; i++)
-			if (!type_equal(a->fields[i].type, b->fields[i].type))
+		for (int i = 0; i < a->field_count; i++) {
+			const char *x = a->fields[i].name, *y = b->fields[i].name;
+			if (!type_equal(a->fields[i].type, b->fields[i].type) ||
+			    (x || y ? !x || !y || strcmp(x, y) != 0 : false))
 				return false;
+		}
 		return true;
 	case TYPE_POINTER:
 		return type_equal(a->pointee, b->pointee);
@@ -227,7 +294,12 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 {
 	switch (type->kind) {
 	case TYPE_INT:
-		strbuf_printf(sb, "%sint%d", type->is_signed ? "" : "u", type->size * 8);
+		if (type->enumeration)
+			strbuf_puts(sb, type->enumeration->name);
+		else if (type->is_bool)
+			strbuf_puts(sb, "bool");
+		else
+			strbuf_printf(sb, "%sint%d", type->is_signed ? "" : "u", type->size * 8);
 		break;
 	case TYPE_STRING:
 		strbuf_printf(sb, "string[%d]", type->size);
@@ -237,6 +309,8 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 		for (int i = 0; i < type->field_count; i++) {
 			if (i)
 				strbuf_puts(sb, ", ");
+			if (type->fields[i].name) /* a record: (a=int64, b=string[4]) */
+				strbuf_printf(sb, "%s=", type->fields[i].name);
 			type_describe(sb, type->fields[i].type);
 		}
 		strbuf_putc(sb, ')');

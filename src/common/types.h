@@ -56,9 +56,23 @@ enum stack_mode {
 	STACK_MODE_RAW,      /* bare addresses */
 };
 
+#define TYPE_BTF_ID_SCRIPT (-1)
+
 struct type;
 struct int_names;
 struct aggregation;
+
+/* The names of an enum's values (a C enum from the script or from BTF). */
+struct type_enumerator {
+	char *name;
+	int64_t value;
+};
+
+struct type_enum {
+	char *name;          /* "enum colour"; "enum" for an anonymous one */
+	int count;
+	struct type_enumerator *items;
+};
 
 struct type_field {
 	char *name;          /* NULL for tuple fields */
@@ -76,6 +90,12 @@ struct type {
 	const struct aggregation *aggregation;
 	/* TYPE_INT from syscall_name() etc.: printed as a name (common/names.h) */
 	const struct int_names *int_names;
+	/* TYPE_INT of an enum type: printed by the name of its value in text
+	 * output (as current bpftrace; JSON keeps the number) */
+	const struct type_enum *enumeration;
+	/* TYPE_INT that is a bool (true/false, !x, (bool)x): prints as
+	 * true/false, as current bpftrace */
+	bool is_bool;
 	/* TYPE_INT from strftime(): boot-time nanoseconds printed with this format */
 	char *strftime_format;
 
@@ -109,7 +129,9 @@ struct type {
 	enum stack_mode stack_mode;
 
 	/* Kernel types from BTF (kernel/btf.c): the BTF id, and whether the
-	 * fields of a TYPE_RECORD are still to be read (btf_complete_record). */
+	 * fields of a TYPE_RECORD are still to be read (btf_complete_record).
+	 * A struct a script defines has TYPE_BTF_ID_SCRIPT: not from BTF, but
+	 * a C struct in memory all the same (unlike a probe's args record). */
 	int btf_id;
 	bool is_incomplete;
 	bool is_union;
@@ -128,8 +150,18 @@ struct type *type_tuple(struct type **elements, int count);
 struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed);
 /* A signed 64-bit integer printed through a name table (names.h). */
 struct type *type_named_int(const struct int_names *names);
+/* bool: one byte, 0 or 1, printed true/false. */
+struct type *type_bool(void);
+/* An enumeration without values yet; released by type_free_all. */
+struct type_enum *type_enum_new(const char *name);
+void type_enum_add(struct type_enum *enumeration, const char *name, int64_t value);
+/* An integer of `size` bytes whose values are named by enumeration. */
+struct type *type_enum_int(const struct type_enum *enumeration, int size);
+/* The name of value in enumeration, or NULL when no enumerator has it. */
+const char *type_enum_value_name(const struct type_enum *enumeration, int64_t value);
 /* The type of an integer inside maps, tuples and records: 8 bytes, its
- * signedness and name table kept. Other types are returned as they are. */
+ * signedness, name table and enumeration kept. Other types are returned as
+ * they are. */
 struct type *type_widened(struct type *type);
 
 /* Releases every type made so far; nothing may use them afterwards. */

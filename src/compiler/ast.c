@@ -84,6 +84,12 @@ const char *node_kind_name(enum node_kind kind)
 	switch (kind) {
 	case NODE_PROBE: return "probe";
 	case NODE_PROBE_SPEC: return "probe_spec";
+	case NODE_C_RECORD: return "c_record";
+	case NODE_C_FIELD: return "c_field";
+	case NODE_C_ENUM: return "c_enum";
+	case NODE_C_ENUMERATOR: return "c_enumerator";
+	case NODE_C_TYPEDEF: return "c_typedef";
+	case NODE_MAP_DECL: return "map_decl";
 	case NODE_EXPR_STMT: return "expr_stmt";
 	case NODE_ASSIGN: return "assign";
 	case NODE_IF: return "if";
@@ -199,6 +205,14 @@ static void ast_dump_label(const char *label, const struct node *list, FILE *out
 static void ast_dump_payload(const struct node *node, FILE *out)
 {
 	switch (node->kind) {
+	case NODE_C_FIELD:
+	case NODE_MAP_DECL:
+		fprintf(out, " %s %s", node->name ? node->name : "",
+			node->string_value ? node->string_value : "(anonymous)");
+		break;
+	case NODE_C_RECORD:
+	case NODE_C_ENUM:
+	case NODE_C_ENUMERATOR:
 	case NODE_PROBE_SPEC:
 	case NODE_BUILTIN:
 	case NODE_MAP:
@@ -292,6 +306,11 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 	case NODE_BLOCK:
 		ast_dump_list(node->body, out, depth + 1);
 		break;
+	case NODE_TUPLE:
+		ast_dump_list(node->args, out, depth + 1);
+		if (node->rhs) /* a record's field names */
+			ast_dump_label("names", node->rhs, out, depth + 1);
+		break;
 	case NODE_TERNARY:
 		ast_dump_node(node->cond, out, depth + 1);
 		ast_dump_node(node->lhs, out, depth + 1);
@@ -310,6 +329,7 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 
 void ast_dump(const struct ast *ast, FILE *out)
 {
+	ast_dump_list(ast->definitions, out, 0);
 	if (ast->config) {
 		fprintf(out, "config:\n");
 		ast_dump_list(ast->config, out, 1);

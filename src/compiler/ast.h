@@ -24,6 +24,18 @@ enum node_kind {
 	/* ---- top level ---- */
 	NODE_PROBE,            /* action block: specs = NODE_PROBE_SPEC list, predicate (or NULL), body */
 	NODE_PROBE_SPEC,       /* one probe as written: name = "tracepoint:syscalls:sys_enter_*" */
+	/* ---- C definitions before the probes (struct, union, enum, typedef) ---- */
+	NODE_C_RECORD,         /* name = "struct foo" / "union foo" ("struct" if anonymous),
+				* args = NODE_C_FIELD list */
+	NODE_C_FIELD,          /* name = type as written ("unsigned int", "struct foo *"),
+				* string_value = field name (NULL: an anonymous record's
+				* fields belong to the parent), lhs = the record or enum
+				* defined in place (then name is its spelling plus stars),
+				* args = array lengths, rhs = bitfield width */
+	NODE_C_ENUM,           /* name = "enum foo" ("enum" if anonymous), args = NODE_C_ENUMERATOR list */
+	NODE_C_ENUMERATOR,     /* name, lhs = its value expression or NULL (previous + 1) */
+	NODE_C_TYPEDEF,        /* one NODE_C_FIELD in lhs: its string_value is the new type name */
+	NODE_MAP_DECL,         /* let @name = kind(n): name = "@name", string_value = kind, lhs = n */
 	/* ---- statements ---- */
 	NODE_EXPR_STMT,        /* expression for its effect: lhs */
 	NODE_ASSIGN,           /* lhs op= rhs; lhs is NODE_VAR or NODE_MAP; op = OP_ASSIGN or the compound operator */
@@ -118,6 +130,8 @@ struct node {
 
 struct ast {
 	struct node *probes;      /* list of NODE_PROBE */
+	struct node *definitions; /* NODE_C_RECORD, NODE_C_ENUM, NODE_C_TYPEDEF, NODE_MAP_DECL,
+				   * in program order */
 	struct node *config;      /* `config = { key = value; ... }`: NODE_ASSIGN each, lhs a
 				   * NODE_BUILTIN naming the key, rhs a NODE_INT, NODE_STRING
 				   * or NODE_BUILTIN (a word: perf, true) */

@@ -876,6 +876,14 @@ struct value gen_expr(struct codegen *gen, struct node *node)
 	case NODE_CAST: {
 		int reg = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, reg, gen_value_to_reg(gen, gen_expr(gen, node->lhs)));
+		if (node->type->is_bool) {
+			/* (x | -x) has its top bit set exactly when x != 0 */
+			int negated = ir_new_vreg(&gen->fn);
+			ir_mov(&gen->fn, negated, reg);
+			ir_alu_imm(&gen->fn, BPF_NEG, negated, 0);
+			ir_alu(&gen->fn, BPF_OR, reg, negated);
+			ir_alu_imm(&gen->fn, BPF_RSH, reg, 63);
+		}
 		gen_convert_int(gen, reg, node->type);
 		result = value_reg(reg, node->type);
 		break;

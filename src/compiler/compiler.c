@@ -49,12 +49,14 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 		map->value_size = (type_storage_size(map->value_type) + 7) & ~7;
 		if (map->value_size == 0)
 			map->value_size = 8;
-		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
-									 : BPF_MAP_TYPE_HASH;
 		const struct aggregation *aggregation = map->value_type->aggregation;
 		/* hist/lhist buckets that also sum their values (sonde serve) */
 		if (aggregation && hist_sums && aggregation->summed_value_size)
 			map->value_size = (uint32_t)aggregation->summed_value_size;
+		if (map->is_declared)
+			continue; /* kind and size as the script declared them */
+		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH
+									 : BPF_MAP_TYPE_HASH;
 		/* a keyless count() is one per-CPU array slot (aggregations/count.c) */
 		if (aggregation && aggregation->keyless_array && !map->key_type) {
 			map->bpf_map_type = BPF_MAP_TYPE_PERCPU_ARRAY;
@@ -263,6 +265,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	}
 	free(sema.skipped.items);
 	free(sema.map_uses.items);
+	sema_types_free(&sema);
 	free(sema.visible.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);

@@ -12,8 +12,10 @@
  *    ',' or '{' (or a few characters no probe contains, such as ';'). A '/' belongs to the specifier only after its first ':'
  *    (paths follow the provider name), so `BEGIN/pid == 1/` still starts a
  *    predicate. This mode also steps over the preamble that bpftrace
- *    scripts carry: `#!`, `#include`/`#ifndef` lines and C struct
- *    definitions written for kernels without BTF.
+ *    scripts carry: `#!`, `#include`/`#ifndef` lines. C struct, union,
+ *    enum and typedef definitions and `let @m = ...` map declarations
+ *    there come back as ordinary tokens (`struct`, `let`, ...) for the
+ *    parser.
  *
  *  - lex_next(), used everywhere else: identifiers, $variables, @maps,
  *    numbers, strings and C operators.
@@ -194,6 +196,27 @@ static bool lex_valid_int_suffix(const char *suffix, int length)
 }
 
 /*
+ * A duration suffix at *pos (`100ms`, `1s`, as current bpftrace: ns, us,
+ * ms, s, m, h, d): steps over it and returns its length in nanoseconds;
+ * 0 when there is none (the suffix must end the literal).
+ */
+static uint64_t lex_duration_unit(const char **pos)
+{
+	static const struct { const char *unit; uint64_t nanoseconds; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "m", 60000000000ULL }, { "h", 3600000000000ULL }, { "d", 86400000000000ULL },
+	};
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t length = strlen(units[i].unit);
+		if (strncmp(*pos, units[i].unit, length) == 0 && !lex_is_ident_char((*pos)[length])) {
+			*pos += length;
+			return units[i].nanoseconds;
+		}
+	}
+	return 0;
+}
+
+/*
  * Adds one digit to an accumulating value; false on overflow.
  */
 static bool lex_accumulate(uint64_t *value, unsigned base, unsigned digit)
@@ -206,7 +229,8 @@ static bool lex_accumulate(uint64_t *value, unsigned base, unsigned digit)
 
 /*
  * integer := decimal [('e'|'E') digits] | '0x' hex | '0b' binary | '0' octal,
- *            digits may be separated by '_', then an optional u/l suffix.
+ *            digits may be separated by '_', then an optional u/l suffix;
+ *            or decimal then a duration unit (`100ms`: 100000000).
  */
 static struct token lex_number(struct lexer *lexer)
 {
@@ -244,9 +268,10 @@ static struct token lex_number(struct lexer *lexer)
 			lexer->pos++;
 		}
 	}
+	uint64_t duration = base == 10 && !has_exponent ? lex_duration_unit(&lexer->pos) : 0;
 	suffix = lexer->pos;
-	while (*lexer->pos == 'u' || *lexer->pos == 'U' || *lexer->pos == 'l' ||
-	       *lexer->pos == 'L')
+	while (!duration && (*lexer->pos == 'u' || *lexer->pos == 'U' || *lexer->pos == 'l' ||
+			     *lexer->pos == 'L'))
 		lexer->pos++;
 	if (!lex_valid_int_suffix(suffix, (int)(lexer->pos - suffix)))
 		malformed = true;
@@ -282,7 +307,9 @@ static struct token lex_number(struct lexer *lexer)
 				return lex_error(token, "integer literal is too large");
 		}
 	}
-	token.int_value = value;
+	if (duration && value > UINT64_MAX / duration)
+		return lex_error(token, "duration is too large (over 2^64 nanoseconds)");
+	token.int_value = duration ? value * duration : value;
 	return token;
 }
 
@@ -582,47 +609,21 @@ static void lex_skip_preprocessor_line(struct lexer *lexer)
 	}
 }
 
-/* Is the text at pos a C definition keyword followed by a blank? */
+/* Is the text at pos a keyword that starts a preamble item (a C
+ * definition, a map declaration) followed by a blank or '{'? */
 static bool lex_at_c_definition(const struct lexer *lexer)
 {
-	static const char *const words[] = { "struct", "union", "enum", "typedef" };
+	static const char *const words[] = { "struct", "union", "enum", "typedef", "let" };
 	size_t i;
 
 	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
 		size_t length = strlen(words[i]);
 
 		if (strncmp(lexer->pos, words[i], length) == 0 &&
-		    lex_is_space(lexer->pos[length]))
+		    (lex_is_space(lexer->pos[length]) || lexer->pos[length] == '{'))
 			return true;
 	}
 	return false;
-}
-
-/*
- * Skips `struct name { ... };` and the like: everything up to the first ';'
- * outside braces. The definitions describe kernel types for systems without
- * BTF; sonde takes types from BTF, so they only need to be stepped over.
- */
-static void lex_skip_c_definition(struct lexer *lexer)
-{
-	int depth = 0;
-
-	while (*lexer->pos) {
-		struct token ignored;
-		char c = *lexer->pos;
-
-		if (c == '/' && (lexer->pos[1] == '/' || lexer->pos[1] == '*')) {
-			lex_skip_space(lexer, &ignored);
-			continue;
-		}
-		lex_advance(lexer);
-		if (c == '{')
-			depth++;
-		else if (c == '}' && depth > 0)
-			depth--;
-		else if (c == ';' && depth == 0)
-			return;
-	}
 }
 
 struct token lex_probe_spec(struct lexer *lexer)
@@ -635,12 +636,11 @@ struct token lex_probe_spec(struct lexer *lexer)
 			return token;
 		if (*lexer->pos == '#')
 			lex_skip_preprocessor_line(lexer);
-		else if (lex_at_c_definition(lexer))
-			lex_skip_c_definition(lexer);
 		else
 			break;
 	}
-	if (!lex_is_ident_start(*lexer->pos))
+	/* a C definition is lexed as ordinary tokens: the parser reads it */
+	if (!lex_is_ident_start(*lexer->pos) || lex_at_c_definition(lexer))
 		return lex_next(lexer);
 
 	token = lex_begin(lexer, TOK_PROBE_SPEC);

@@ -404,10 +404,40 @@ static struct node *parse_offsetof(struct parser *p)
 	return node;
 }
 
-/* paren := '(' expression ')' | '(' expression ',' expression { ',' expression } ')' */
+/*
+ * record := '(' IDENT '=' expression { ',' IDENT '=' expression } ')'
+ *
+ * Current bpftrace's named tuple: a NODE_TUPLE whose rhs lists the field
+ * names (NODE_STRING), one per element.
+ */
+static struct node *parse_record(struct parser *p, const struct token *open)
+{
+	struct node *record = parse_new(p, NODE_TUPLE, open);
+	struct node **values = &record->args;
+	struct node **names = &record->rhs;
+
+	do {
+		if (p->tok.kind != TOK_IDENT || parse_peek(p, 1).kind != TOK_ASSIGN)
+			parse_fail_expected(p, "a field as name = value");
+		struct token name = parse_advance(p);
+		*names = parse_new(p, NODE_STRING, &name);
+		(*names)->string_value = parse_token_text(p, &name, 0);
+		(*names)->string_length = name.length;
+		names = &(*names)->next;
+		parse_advance(p);
+		*values = parse_expression(p);
+		values = &(*values)->next;
+	} while (parse_accept(p, TOK_COMMA));
+	parse_expect(p, TOK_RPAREN, "')' or ',' in record");
+	return record;
+}
+
+/* paren := '(' expression ')' | '(' expression ',' expression { ',' expression } ')' | record */
 static struct node *parse_paren(struct parser *p)
 {
 	struct token open = parse_advance(p);
+	if (p->tok.kind == TOK_IDENT && parse_peek(p, 1).kind == TOK_ASSIGN)
+		return parse_record(p, &open);
 	struct node *first = parse_expression(p);
 	struct node *tuple;
 	struct node **tail;
@@ -487,13 +517,14 @@ static struct node *parse_primary(struct parser *p)
 			parse_advance(p);
 			return node;
 		}
-		if (tok.length == 4 && memcmp(tok.start, "true", 4) == 0) {
+		if ((tok.length == 4 && memcmp(tok.start, "true", 4) == 0) ||
+		    (tok.length == 5 && memcmp(tok.start, "false", 5) == 0)) {
+			/* a bool literal: an integer whose name says it is a bool */
 			node = parse_new(p, NODE_INT, &tok);
-			node->int_value = 1;
+			node->int_value = tok.length == 4;
+			node->name = parse_token_text(p, &tok, 0);
 			return node;
 		}
-		if (tok.length == 5 && memcmp(tok.start, "false", 5) == 0)
-			return parse_new(p, NODE_INT, &tok);
 		node = parse_new(p, NODE_BUILTIN, &tok);
 		node->name = parse_token_text(p, &tok, 0);
 		return node;
@@ -1006,6 +1037,299 @@ static struct node *parse_statement(struct parser *p, bool *needs_separator)
 	return node;
 }
 
+/* ---- C definitions ---- */
+
+static bool parse_is_word(const struct token *tok, const char *word)
+{
+	return tok->kind == TOK_IDENT && (size_t)tok->length == strlen(word) &&
+	       memcmp(tok->start, word, (size_t)tok->length) == 0;
+}
+
+/* Qualifiers that change nothing for a reader of memory. */
+static bool parse_is_qualifier(const struct token *tok)
+{
+	return parse_is_word(tok, "const") || parse_is_word(tok, "volatile") ||
+	       parse_is_word(tok, "restrict");
+}
+
+static void parse_skip_qualifiers(struct parser *p)
+{
+	while (parse_is_qualifier(&p->tok))
+		parse_advance(p);
+}
+
+static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, size_t size);
+
+/*
+ * type-spec := { qualifier } ( ('struct' | 'union' | 'enum') [ IDENT ] [ '{' ... '}' ]
+ *                            | IDENT { C-base-word } ) { qualifier }
+ *
+ * Writes the spelling ("struct foo", "unsigned int") into spelling and
+ * returns a record or enum defined in place, or NULL.
+ */
+static struct node *parse_c_type_spec(struct parser *p, char *spelling, size_t size)
+{
+	struct node *defined = NULL;
+
+	spelling[0] = '\0';
+	parse_skip_qualifiers(p);
+	if (parse_is_record_keyword(p->tok.kind)) {
+		defined = parse_c_record_or_enum(p, spelling, size);
+	} else if (p->tok.kind == TOK_IDENT) {
+		bool combines = parse_is_c_base_word(&p->tok);
+		struct token tok = parse_advance(p);
+
+		parse_type_append(p, spelling, size, tok.start, tok.length);
+		while (combines && (parse_is_c_base_word(&p->tok) || parse_is_qualifier(&p->tok))) {
+			tok = parse_advance(p);
+			if (parse_is_qualifier(&tok))
+				continue;
+			parse_type_append(p, spelling, size, " ", 1);
+			parse_type_append(p, spelling, size, tok.start, tok.length);
+		}
+	} else {
+		parse_fail_expected(p, "a type");
+	}
+	parse_skip_qualifiers(p);
+	return defined;
+}
+
+/*
+ * declarator := { '*' { qualifier } } ( IDENT | '(' '*' IDENT ')' '(' ... ')' )
+ *               { '[' expression ']' } [ ':' expression ]
+ *
+ * A function pointer is kept as a `void *`: nothing reads through it.
+ */
+static struct node *parse_c_declarator(struct parser *p, const char *spec, struct node *defined,
+				       bool allow_bitfield)
+{
+	char name[300];
+	struct token at = p->tok;
+	struct node *field = parse_new(p, NODE_C_FIELD, &at);
+	struct node **dims = &field->args;
+	int stars = 0;
+
+	snprintf(name, sizeof(name), "%s", spec);
+	while (parse_accept(p, TOK_STAR)) {
+		stars++;
+		parse_skip_qualifiers(p);
+	}
+	if (p->tok.kind == TOK_LPAREN && parse_peek(p, 1).kind == TOK_STAR) {
+		int depth = 0;
+
+		parse_advance(p);
+		parse_advance(p);
+		if (p->tok.kind != TOK_IDENT)
+			parse_fail_expected(p, "a name in the function pointer");
+		field->string_value = parse_token_text(p, &p->tok, 0);
+		parse_advance(p);
+		parse_expect(p, TOK_RPAREN, "')' after the function pointer's name");
+		if (p->tok.kind != TOK_LPAREN)
+			parse_fail_expected(p, "'(' and the function pointer's parameters");
+		do {
+			if (p->tok.kind == TOK_EOF)
+				parse_fail_expected(p, "')' to end the parameters");
+			depth += p->tok.kind == TOK_LPAREN ? 1 : p->tok.kind == TOK_RPAREN ? -1 : 0;
+			parse_advance(p);
+		} while (depth > 0);
+		field->name = ast_strdup(p->ast, "void *", 6);
+		return field;
+	}
+	if (p->tok.kind == TOK_IDENT) {
+		struct token tok = parse_advance(p);
+		field->string_value = parse_token_text(p, &tok, 0);
+		field->loc = tok.loc;
+	} else if (!(allow_bitfield && p->tok.kind == TOK_COLON) && !(defined && stars == 0)) {
+		parse_fail_expected(p, "a field name");
+	}
+	if (stars > 0) {
+		size_t used = strlen(name);
+		snprintf(name + used, sizeof(name) - used, " %.*s", stars, "****************");
+		if (stars > 16)
+			parse_fail_at(p, &at, "too many '*' in a declaration");
+	}
+	field->name = ast_strdup(p->ast, name, strlen(name));
+	field->lhs = defined;
+	while (p->tok.kind == TOK_LBRACKET) {
+		struct token open = parse_advance(p);
+		/* a flexible array member (`char data[]`) occupies no bytes */
+		*dims = p->tok.kind == TOK_RBRACKET ? parse_new(p, NODE_INT, &open) : parse_expression(p);
+		dims = &(*dims)->next;
+		parse_expect(p, TOK_RBRACKET, "']' after the array length");
+	}
+	if (allow_bitfield && parse_accept(p, TOK_COLON))
+		field->rhs = parse_expression(p);
+	return field;
+}
+
+/* fields := { type-spec declarator { ',' declarator } ';' } '}' */
+static struct node *parse_c_fields(struct parser *p)
+{
+	struct node *list = NULL;
+	struct node **tail = &list;
+	char spec[256];
+
+	while (p->tok.kind != TOK_RBRACE) {
+		if (p->tok.kind == TOK_EOF)
+			parse_fail_expected(p, "'}' to end the definition");
+		if (parse_accept(p, TOK_SEMICOLON))
+			continue;
+		struct node *defined = parse_c_type_spec(p, spec, sizeof(spec));
+		if (defined && p->tok.kind == TOK_SEMICOLON) {
+			/* an anonymous struct or union: its fields are the parent's */
+			struct node *field = parse_new(p, NODE_C_FIELD, &p->tok);
+			field->name = defined->name;
+			field->lhs = defined;
+			*tail = field;
+			tail = &field->next;
+			parse_advance(p);
+			continue;
+		}
+		for (;;) {
+			*tail = parse_c_declarator(p, spec, defined, true);
+			tail = &(*tail)->next;
+			if (!parse_accept(p, TOK_COMMA))
+				break;
+		}
+		parse_expect(p, TOK_SEMICOLON, "';' after the field");
+	}
+	parse_advance(p);
+	return list;
+}
+
+/* enumerators := enumerator { ',' enumerator } [ ',' ] '}'
+ * enumerator := IDENT [ '=' expression ] */
+static struct node *parse_c_enumerators(struct parser *p)
+{
+	struct node *list = NULL;
+	struct node **tail = &list;
+
+	while (p->tok.kind != TOK_RBRACE) {
+		if (p->tok.kind != TOK_IDENT)
+			parse_fail_expected(p, "an enumerator name or '}'");
+		struct token tok = parse_advance(p);
+		struct node *item = parse_new(p, NODE_C_ENUMERATOR, &tok);
+		item->name = parse_token_text(p, &tok, 0);
+		if (parse_accept(p, TOK_ASSIGN))
+			item->lhs = parse_expression(p);
+		*tail = item;
+		tail = &item->next;
+		if (!parse_accept(p, TOK_COMMA) && p->tok.kind != TOK_RBRACE)
+			parse_fail_expected(p, "',' or '}' after the enumerator");
+	}
+	parse_advance(p);
+	return list;
+}
+
+/*
+ * record-or-enum := ('struct' | 'union') [ IDENT ] [ '{' fields ]
+ *                 | 'enum' [ IDENT ] [ '{' enumerators ]
+ *
+ * Writes the spelling into spelling; returns the definition if there is a
+ * body, else NULL (a reference to a type defined elsewhere).
+ */
+static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, size_t size)
+{
+	struct token keyword = parse_advance(p);
+	struct node *node;
+
+	spelling[0] = '\0';
+	parse_type_append(p, spelling, size, keyword.start, keyword.length);
+	if (p->tok.kind == TOK_IDENT) {
+		struct token tok = parse_advance(p);
+		parse_type_append(p, spelling, size, " ", 1);
+		parse_type_append(p, spelling, size, tok.start, tok.length);
+	} else if (p->tok.kind != TOK_LBRACE) {
+		parse_fail_expected(p, "a name or '{' after the keyword");
+	}
+	if (p->tok.kind != TOK_LBRACE)
+		return NULL;
+	parse_advance(p);
+	parse_enter(p);
+	node = parse_new(p, keyword.kind == TOK_ENUM ? NODE_C_ENUM : NODE_C_RECORD, &keyword);
+	node->name = ast_strdup(p->ast, spelling, strlen(spelling));
+	node->args = keyword.kind == TOK_ENUM ? parse_c_enumerators(p) : parse_c_fields(p);
+	parse_leave(p);
+	return node;
+}
+
+/*
+ * definition := record-or-enum [ ';' ]
+ *             | 'typedef' type-spec declarator ';'
+ *
+ * On entry the current token is the keyword; on return the current token
+ * is what follows the definition, lexed in probe mode. bpftrace accepts a
+ * definition without its ';' before a probe, so the ';' is optional.
+ * Returns NULL for a declaration that defines nothing (`struct foo;`).
+ */
+static struct node *parse_c_definition(struct parser *p)
+{
+	char spec[256];
+	struct node *node;
+
+	parse_enter(p);
+	if (parse_is_word(&p->tok, "typedef")) {
+		struct token keyword = parse_advance(p);
+		struct node *defined = parse_c_type_spec(p, spec, sizeof(spec));
+
+		node = parse_new(p, NODE_C_TYPEDEF, &keyword);
+		node->lhs = parse_c_declarator(p, spec, defined, false);
+		if (!node->lhs->string_value)
+			parse_fail_expected(p, "the typedef's name");
+		if (p->tok.kind != TOK_SEMICOLON)
+			parse_fail_expected(p, "';' after the typedef");
+		parse_advance_to_probe(p);
+	} else {
+		struct token keyword = p->tok;
+
+		node = parse_c_record_or_enum(p, spec, sizeof(spec));
+		if (!node && p->tok.kind != TOK_SEMICOLON)
+			parse_fail_at(p, &keyword, "expected '{' and a body, or ';', after '%s'", spec);
+		if (p->tok.kind == TOK_SEMICOLON) {
+			parse_advance_to_probe(p);
+		} else {
+			/* the token after '}' was lexed as an expression token: again, as a probe */
+			p->lexer.pos = p->tok.start;
+			p->tok = lex_probe_spec(&p->lexer);
+		}
+	}
+	parse_leave(p);
+	return node;
+}
+
+/*
+ * map-declaration := 'let' MAP '=' IDENT '(' expression ')' [ ';' ]
+ *
+ * As current bpftrace: `let @m = lruhash(100);` before the probes. On
+ * return the current token is what follows, lexed in probe mode.
+ */
+static struct node *parse_map_declaration(struct parser *p)
+{
+	struct token keyword = parse_advance(p);
+	struct node *node;
+
+	if (p->tok.kind != TOK_MAP)
+		parse_fail_expected(p, "a @map after 'let' (a $variable is declared inside a probe)");
+	struct token map = parse_advance(p);
+	node = parse_new(p, NODE_MAP_DECL, &map);
+	node->name = parse_token_text(p, &map, 0);
+	parse_expect(p, TOK_ASSIGN, "'=' and the map's kind after the map's name");
+	if (p->tok.kind != TOK_IDENT)
+		parse_fail_expected(p, "a map kind (hash, lruhash, percpuhash, percpulruhash)");
+	struct token kind = parse_advance(p);
+	node->string_value = parse_token_text(p, &kind, 0);
+	node->string_length = kind.length;
+	parse_expect(p, TOK_LPAREN, "'(' and the map's number of entries");
+	node->lhs = parse_expression(p);
+	if (p->tok.kind != TOK_RPAREN)
+		parse_fail_expected(p, "')' after the number of entries");
+	(void)keyword;
+	parse_advance_to_probe(p);
+	if (p->tok.kind == TOK_SEMICOLON)
+		parse_advance_to_probe(p);
+	return node;
+}
+
 /* ---- probes ---- */
 
 /*
@@ -1105,8 +1429,6 @@ static const struct unsupported_word {
 } parse_unsupported_words[] = {
 	{ "macro", "macro definitions are not supported yet" },
 	{ "import", "import is not supported: sonde has no modules to import" },
-	{ "let", "map declarations (let @m = hash(N)) are not supported yet: maps are "
-		 "declared by their first use" },
 	{ "fn", "function definitions (fn) are not supported" },
 };
 
@@ -1144,7 +1466,7 @@ static bool parse_preamble(struct parser *p, int probes_so_far)
 #define MAX_PROBE_BLOCKS 4096
 
 /*
- * program := [ config ] { preamble } probe { probe }
+ * program := [ config ] { preamble | definition } probe { probe | definition }
  *
  * *ast is reset first; on failure it still owns whatever was built, and
  * the caller releases it with ast_free() either way.
@@ -1165,8 +1487,20 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 	if (setjmp(p->fail))
 		return -1;
 	p->tok = lex_probe_spec(&p->lexer);
+	struct node **definitions = &ast->definitions;
 	for (int count = 0; p->tok.kind != TOK_EOF; count++) {
 		if (parse_preamble(p, count)) {
+			count--;
+			continue;
+		}
+		if (parse_is_record_keyword(p->tok.kind) || parse_is_word(&p->tok, "typedef") ||
+		    p->tok.kind == TOK_LET) {
+			struct node *definition = p->tok.kind == TOK_LET ? parse_map_declaration(p)
+									  : parse_c_definition(p);
+			if (definition) {
+				*definitions = definition;
+				definitions = &definition->next;
+			}
 			count--;
 			continue;
 		}

@@ -31,6 +31,7 @@
 #define MAX_MAP_ENTRIES 4096 /* bpftrace's default too; SONDE_MAX_MAP_ENTRIES overrides */
 
 static void check_stmts(struct sema *sema, struct node *list);
+static void check_tuple_index(struct sema *sema, struct node *node);
 static void check_block(struct sema *sema, struct node *list);
 
 void sema_error(struct sema *sema, struct src_loc loc, const char *fmt, ...)
@@ -117,10 +118,10 @@ static struct type *merge_types(struct type *a, struct type *b)
 	if (a->kind == TYPE_STRING)
 		return a->size >= b->size ? a : b;
 	if (a->kind == TYPE_TUPLE) {
+		if (a->field_count != b->field_count || !sema_same_field_names(a, b))
+			return NULL;
 		if (type_equal(a, b))
 			return a; /* keeps its declared (bpftrace) size */
-		if (a->field_count != b->field_count)
-			return NULL;
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
 		for (int i = 0; i < a->field_count; i++) {
 			elements[i] = merge_types(a->fields[i].type, b->fields[i].type);
@@ -129,7 +130,7 @@ static struct type *merge_types(struct type *a, struct type *b)
 				return NULL;
 			}
 		}
-		struct type *merged = type_tuple(elements, a->field_count);
+		struct type *merged = sema_keep_field_names(type_tuple(elements, a->field_count), a);
 		free(elements);
 		return merged;
 	}
@@ -344,7 +345,7 @@ static const struct { const char *name; int64_t value; } kernel_constants[] = {
 
 /* An identifier that is not a builtin: a #define from the script or its
  * headers, a kernel enum constant from BTF, or a kernel-internal constant. */
-static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
+static bool lookup_constant(struct sema *sema, const char *name, int64_t *value, struct type **type)
 {
 	const struct macro *macro = sema->macros ? macro_find(sema->macros, name) : NULL;
 	if (macro && macro->has_value) {
@@ -362,7 +363,7 @@ static bool lookup_constant(struct sema *sema, const char *name, int64_t *value)
 	bool looks_constant = true;
 	for (const char *p = name; *p && looks_constant; p++)
 		looks_constant = (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
-	return looks_constant && btf_available() && btf_enum_value(name, value) == 0;
+	return looks_constant && btf_available() && btf_enum_constant(name, value, type) == 0;
 }
 
 static void check_builtin(struct sema *sema, struct node *node)
@@ -381,8 +382,17 @@ static void check_builtin(struct sema *sema, struct node *node)
 		return;
 	}
 	int64_t constant;
-	if (lookup_constant(sema, name, &constant)) {
-		node->type = type_int(8, true);
+	struct type *enum_type;
+	if (sema_enumerator(sema, name, &constant, &enum_type)) {
+		node->type = enum_type;
+		node->is_constant = true;
+		node->const_value = (uint64_t)constant;
+		return;
+	}
+	enum_type = NULL;
+	if (lookup_constant(sema, name, &constant, &enum_type)) {
+		/* a kernel enum's constant keeps its enum, so it prints by name */
+		node->type = enum_type ? enum_type : type_int(8, true);
 		node->is_constant = true;
 		node->const_value = (uint64_t)constant;
 		return;
@@ -391,64 +401,7 @@ static void check_builtin(struct sema *sema, struct node *node)
 	node->type = type_none();
 }
 
-/* ---- casts and type names ---- */
-
-static struct type *parse_int_type_name(const char *name)
-{
-	static const struct { const char *name; int size; bool is_signed; } names[] = {
-		{ "int8", 1, true },   { "uint8", 1, false },  { "int16", 2, true },
-		{ "uint16", 2, false }, { "int32", 4, true },  { "uint32", 4, false },
-		{ "int64", 8, true },  { "uint64", 8, false }, { "bool", 1, false },
-		{ "char", 1, true },   { "short", 2, true },   { "int", 4, true },
-		{ "long", 8, true },   { "unsigned int", 4, false }, { "unsigned long", 8, false },
-		{ "u8", 1, false }, { "u16", 2, false }, { "u32", 4, false }, { "u64", 8, false },
-		{ "s8", 1, true }, { "s16", 2, true }, { "s32", 4, true }, { "s64", 8, true },
-		{ "pid_t", 4, true }, { "uid_t", 4, false }, { "gid_t", 4, false }, { "size_t", 8, false },
-		{ "ssize_t", 8, true }, { "off_t", 8, true }, { "unsigned char", 1, false },
-		{ "unsigned short", 2, false }, { "long long", 8, true }, { "unsigned long long", 8, false },
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strcmp(names[i].name, name) == 0)
-			return type_int(names[i].size, names[i].is_signed);
-	return NULL;
-}
-
-/* A type written in the program: sonde's integer names, or a kernel type
- * from BTF ("struct task_struct", "struct file *", "pid_t"). Sets *error to
- * a sentence when the name is unknown. */
-static struct type *resolve_type_name(const char *name, char **error)
-{
-	struct type *type = parse_int_type_name(name);
-	if (type)
-		return type;
-	size_t length = strlen(name);
-	int pointer_depth = 0;
-	while (length > 0 && (name[length - 1] == '*' || name[length - 1] == ' ')) {
-		if (name[length - 1] == '*')
-			pointer_depth++;
-		length--;
-	}
-	char *base_name = xstrndup(name, length);
-	type = parse_int_type_name(base_name);
-	if (!type) {
-		if (!btf_available()) {
-			*error = xasprintf("cannot resolve '%s': this kernel has no BTF type information "
-					   "(/sys/kernel/btf/vmlinux)", base_name);
-			free(base_name);
-			return NULL;
-		}
-		type = btf_type_by_name(base_name);
-	}
-	if (!type) {
-		*error = xasprintf("unknown type '%s' (not in the kernel's BTF)", base_name);
-		free(base_name);
-		return NULL;
-	}
-	free(base_name);
-	for (int i = 0; i < pointer_depth; i++)
-		type = type_pointer(type, false);
-	return type;
-}
+/* ---- fields ---- */
 
 /* Fields of a record, converting lazily loaded kernel structs first. */
 static struct type_field *record_field(struct type *record, const char *name)
@@ -459,35 +412,6 @@ static struct type_field *record_field(struct type *record, const char *name)
 		if (record->fields[i].name && strcmp(record->fields[i].name, name) == 0)
 			return &record->fields[i];
 	return NULL;
-}
-
-static void check_cast(struct sema *sema, struct node *node)
-{
-	sema_check_expr(sema, node->lhs);
-	char *error = NULL;
-	struct type *target = resolve_type_name(node->name, &error);
-	if (!target) {
-		sema_error(sema, node->loc, "%s", error);
-		free(error);
-		node->type = type_none();
-		return;
-	}
-	if (target->kind == TYPE_RECORD) {
-		sema_error(sema, node->loc, "cannot cast a value to %s; cast to a pointer: (%s *)",
-			 node->name, node->name);
-		node->type = type_none();
-		return;
-	}
-	if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs)) {
-		sema_error(sema, node->lhs->loc, "cannot cast %s to %s", type_name(node->lhs->type),
-			 node->name);
-		node->type = type_none();
-		return;
-	}
-	/* in a uprobe, a number made a pointer is an address in the process */
-	if (target->kind == TYPE_POINTER && sema->point && sema->point->provider->user_space)
-		target = type_pointer(target->pointee, true);
-	node->type = target;
 }
 
 /* ---- expressions ---- */
@@ -553,6 +477,11 @@ static void check_field(struct sema *sema, struct node *node)
 		}
 		node->lhs->type = base;
 	}
+	int record = base->kind == TYPE_TUPLE ? sema_record_field_index(sema, node) : 0;
+	if (record > 0)
+		check_tuple_index(sema, node); /* $r.a is $r.N for a's N */
+	if (record != 0)
+		return;
 	/* both p->f and p.f work on a pointer to a struct, as in current bpftrace */
 	if (base->kind == TYPE_POINTER && base->pointee && base->pointee->kind == TYPE_RECORD)
 		base = base->pointee;
@@ -569,7 +498,7 @@ static void check_field(struct sema *sema, struct node *node)
 	}
 	struct type_field *field = record_field(base, node->name);
 	if (field) {
-		node->type = field->type;
+		node->type = sema_user_pointer_if(field->type, node);
 		/* long char arrays are read up to the string limit */
 		if (field->type->kind == TYPE_STRING && field->type->size > sema->options->max_strlen &&
 		    !field->type->is_data_loc)
@@ -603,7 +532,7 @@ static void check_index(struct sema *sema, struct node *node)
 		return;
 	}
 	if ((base->kind == TYPE_POINTER || base->kind == TYPE_ARRAY) && base->pointee) {
-		node->type = base->pointee;
+		node->type = sema_user_pointer_if(base->pointee, node);
 		return;
 	}
 	if (base->kind == TYPE_POINTER)
@@ -683,6 +612,8 @@ static void check_tuple(struct sema *sema, struct node *node)
 		node->type->declared_size = (declared + declared_align - 1) / declared_align * declared_align;
 	}
 	free(elements);
+	if (ok && node->rhs)
+		sema_name_record_fields(sema, node);
 }
 
 static void check_call(struct sema *sema, struct node *node)
@@ -753,7 +684,8 @@ void sema_check_expr(struct sema *sema, struct node *node)
 	switch (node->kind) {
 	case NODE_INT:
 		node->const_value = node->int_value;
-		node->type = node->int_value > INT64_MAX ? type_int(8, false) : type_int(8, true);
+		node->type = node->name ? type_bool()
+			     : node->int_value > INT64_MAX ? type_int(8, false) : type_int(8, true);
 		node->is_constant = true;
 		break;
 	case NODE_STRING:
@@ -854,7 +786,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		check_index(sema, node);
 		break;
 	case NODE_CAST:
-		check_cast(sema, node);
+		sema_check_cast(sema, node);
 		break;
 	case NODE_TUPLE:
 		check_tuple(sema, node);
@@ -864,16 +796,16 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		node->type = type_int(8, false);
 		if (node->name) {
 			char *error = NULL;
-			struct type *type = resolve_type_name(node->name, &error);
+			struct type *type = sema_resolve_type(sema, node->name, &error);
 			if (!type) {
 				sema_error(sema, node->loc, "%s", error);
 				free(error);
 				break;
 			}
 			node->const_value = type->size;
-		} else if (node->lhs->kind == NODE_BUILTIN && parse_int_type_name(node->lhs->name)) {
+		} else if (node->lhs->kind == NODE_BUILTIN && sema_plain_type_name(sema, node->lhs->name)) {
 			/* sizeof(pid_t) style: the parser cannot tell a type name from an identifier */
-			node->const_value = parse_int_type_name(node->lhs->name)->size;
+			node->const_value = sema_plain_type_name(sema, node->lhs->name)->size;
 		} else {
 			sema_check_expr(sema, node->lhs);
 			int align;
@@ -886,7 +818,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		node->type = type_int(8, false);
 		node->is_constant = true;
 		char *error = NULL;
-		struct type *type = resolve_type_name(node->name, &error);
+		struct type *type = sema_resolve_type(sema, node->name, &error);
 		if (!type) {
 			sema_error(sema, node->loc, "%s", error);
 			free(error);
@@ -1371,7 +1303,10 @@ static void join_printf_runs(struct ast *ast, struct node **link)
 int sema_analyze(struct sema *sema, struct ast *ast)
 {
 	desugar(ast->probes);
-	int failures = 0;
+	sema->report = true;
+	int failures = sema_define_types(sema, ast->definitions) < 0;
+	failures += sema_declare_maps(sema, ast->definitions) < 0;
+	sema->report = false;
 	for (struct node *node = ast->probes; node; node = node->next) {
 		struct probe_info probe = { .node = node };
 		vec_push(&sema->probes, probe);
@@ -1413,6 +1348,7 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
+	sema_check_declared_maps(sema);
 	/* the body is checked; now what stops these blocks: a probe type the
 	 * kernel lacks (a dry run checks the whole program all the same) */
 	for (int i = 0; i < sema->probes.count; i++) {

@@ -59,12 +59,15 @@ struct sema {
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */
+	struct script_types *script_types; /* the script's C definitions (sema_types.c) */
 	int error_count;
 };
 
 /* Expands probes, infers and checks every type, creates map and event
  * descriptions in program. Returns 0, or -1 after reporting errors. */
 int sema_analyze(struct sema *sema, struct ast *ast);
+/* Releases what sema_analyze kept about the script's C definitions. */
+void sema_types_free(struct sema *sema);
 /* Re-types one probe block for one of its points (args layouts differ
  * between the points of a wildcard); codegen calls it before each point. */
 int sema_retype_for_point(struct sema *sema, struct probe_info *probe, struct probe_point *point);

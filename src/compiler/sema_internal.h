@@ -31,6 +31,44 @@ void sema_event_add_arg(struct event_desc *event, struct type *type, enum arg_co
 struct event_desc *sema_check_format_call(struct sema *sema, struct node *call,
 					  struct node *format, enum event_kind kind);
 
+/* Type names and C definitions (sema_types.c). */
+/* sonde's integer type names ("uint32", "pid_t", "unsigned long"), or NULL. */
+struct type *parse_int_type_name(const char *name);
+/* A type as written ("struct task_struct *", "enum colour", "void *"):
+ * integer names, the script's definitions, then BTF. NULL with *error set
+ * to a sentence (the caller frees it). */
+struct type *sema_resolve_type(struct sema *sema, const char *name, char **error);
+/* A one-word type name: an integer name or a script's typedef; or NULL. */
+struct type *sema_plain_type_name(const struct sema *sema, const char *name);
+/* An enumerator the script defined: its value and its enum's 8-byte type. */
+bool sema_enumerator(const struct sema *sema, const char *name, int64_t *value, struct type **type);
+/* Lays out the script's struct, union, enum and typedef definitions
+ * (ast.definitions); 0, or -1 after reporting errors. */
+int sema_define_types(struct sema *sema, struct node *definitions);
+void sema_check_cast(struct sema *sema, struct node *node);
+/* Records, current bpftrace's named tuples `(a = 1, b = "x")`: the tuple's
+ * type gets the names of node->rhs; `$r.a` becomes `$r.N` (the node turns
+ * into a NODE_TUPLE_INDEX; false when the tuple has no such field, after
+ * an error if it is a record). */
+void sema_name_record_fields(struct sema *sema, struct node *tuple);
+/* 1: rewritten; 0: not a record; -1: a record without that field (reported). */
+int sema_record_field_index(struct sema *sema, struct node *field);
+/* Tuples share storage only with the same field names (none, or a record's). */
+bool sema_same_field_names(const struct type *a, const struct type *b);
+/* tuple (a fresh one) with the field names of like, which has as many fields. */
+struct type *sema_keep_field_names(struct type *tuple, const struct type *like);
+
+/* Map declarations (sema_maps.c): `let @m = kind(n)` makes the map with that
+ * BPF kind and size; 0, or -1 after reporting errors. Once every use is
+ * typed, sema_check_declared_maps reports a declared map never used and a
+ * kind that does not suit the values. */
+int sema_declare_maps(struct sema *sema, struct node *definitions);
+void sema_check_declared_maps(struct sema *sema);
+/* Was this field, element or dereference read from a process's memory
+ * (through a user pointer)? Then a pointer read there points into the
+ * process too: sema_user_pointer_if gives such a pointer type that mark. */
+bool sema_reached_from_user(const struct node *node);
+struct type *sema_user_pointer_if(struct type *type, const struct node *node);
 /* ---- the language core, shared by sema.c and sema_operators.c ---- */
 void sema_check_binary(struct sema *sema, struct node *node);
 void sema_check_unary(struct sema *sema, struct node *node);

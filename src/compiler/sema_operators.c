@@ -281,7 +281,7 @@ void sema_check_unary(struct sema *sema, struct node *node)
 	case OP_LNOT:
 		if (!sema_is_int(node->lhs))
 			sema_error(sema, node->loc, "cannot apply '!' to %s", type_name(node->lhs->type));
-		node->type = type_int(8, false);
+		node->type = type_bool(); /* current bpftrace: !x is a bool */
 		if (node->lhs->is_constant && node->lhs->type->kind == TYPE_INT) {
 			node->is_constant = true;
 			node->const_value = node->lhs->const_value == 0;

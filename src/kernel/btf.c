@@ -242,6 +242,30 @@ static struct type *record_shell(struct btf_source *source, int id, const struct
 	return record;
 }
 
+/* An enum: an integer of its size that knows its enumerators' names, so
+ * that `%s` and the printers can show them. */
+static struct type *enum_type(const struct btf *btf, const struct btf_type *t)
+{
+	const char *name = btf__name_by_offset(btf, t->name_off);
+	char *spelling = name && name[0] ? xasprintf("enum %s", name) : xstrdup("enum");
+	struct type_enum *enumeration = type_enum_new(spelling);
+	free(spelling);
+	for (int i = 0; i < btf_vlen(t); i++) {
+		if (btf_is_enum(t)) {
+			const struct btf_enum *entry = btf_enum(t) + i;
+			type_enum_add(enumeration, btf__name_by_offset(btf, entry->name_off),
+				      btf_kflag(t) ? (int64_t)entry->val : (int64_t)(uint32_t)entry->val);
+		} else {
+			const struct btf_enum64 *entry = btf_enum64(t) + i;
+			type_enum_add(enumeration, btf__name_by_offset(btf, entry->name_off),
+				      (int64_t)btf_enum64_value(entry));
+		}
+	}
+	struct type *type = type_enum_int(enumeration, t->size > 8 ? 8 : (int)t->size);
+	type->is_signed = btf_kflag(t); /* kflag marks an enum with negative values */
+	return type;
+}
+
 static struct type *convert_uncached(struct btf_source *source, int id)
 {
 	const struct btf *btf = source->btf;
@@ -260,8 +284,7 @@ static struct type *convert_uncached(struct btf_source *source, int id)
 	}
 	case BTF_KIND_ENUM:
 	case BTF_KIND_ENUM64:
-		/* kflag marks an enum with negative values (signed). */
-		return type_int(t->size > 8 ? 8 : (int)t->size, btf_kflag(t));
+		return enum_type(btf, t);
 	case BTF_KIND_FLOAT:
 		/* No floating point in BPF: keep the size, show the bits. */
 		return type_int(t->size > 8 ? 8 : (int)t->size, false);
@@ -939,7 +962,64 @@ void btf_decl_list_free(btf_decl_list *list)
 	list->count = list->capacity = 0;
 }
 
+/*
+ * -lv 'struct task_struct': the C definition, as libbpf's btf_dump writes
+ * it (the form bpftrace prints). btf_dump first writes every type the
+ * definition needs by value, so only the last definition, the one asked
+ * for, is kept.
+ */
+int btf_type_definition(const char *name, char **text)
+{
+	static const struct { const char *prefix; int kind; } tagged[] = {
+		{ "struct ", BTF_KIND_STRUCT }, { "union ", BTF_KIND_UNION }, { "enum ", BTF_KIND_ENUM },
+	};
+	struct btf_source *source = vmlinux();
+	int id = -ENOENT;
+
+	*text = NULL;
+	if (!source)
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(tagged) / sizeof(tagged[0]); i++) {
+		size_t length = strlen(tagged[i].prefix);
+		if (strncmp(name, tagged[i].prefix, length) != 0)
+			continue;
+		id = btf__find_by_name_kind(source->btf, name + length, (uint32_t)tagged[i].kind);
+		if (id < 0 && tagged[i].kind == BTF_KIND_ENUM)
+			id = btf__find_by_name_kind(source->btf, name + length, BTF_KIND_ENUM64);
+	}
+	if (id <= 0)
+		return -ENOENT;
+	struct strbuf sb;
+	strbuf_init(&sb);
+	struct btf_dump *dump = btf_dump__new(source->btf, append_printf, &sb, NULL);
+	if (!dump || btf_dump__dump_type(dump, (uint32_t)id) < 0) {
+		btf_dump__free(dump);
+		strbuf_free(&sb);
+		return -EINVAL;
+	}
+	btf_dump__free(dump);
+	char *all = strbuf_release(&sb);
+	char *heading = xasprintf("%s {\n", name);
+	char *start = NULL;
+	for (char *at = all ? strstr(all, heading) : NULL; at; at = strstr(at + 1, heading))
+		if (at == all || at[-1] == '\n')
+			start = at;
+	free(heading);
+	if (!start) {
+		free(all);
+		return -ENOENT;
+	}
+	*text = xstrdup(start);
+	free(all);
+	return 0;
+}
+
 int btf_enum_value(const char *name, int64_t *value)
+{
+	return btf_enum_constant(name, value, NULL);
+}
+
+int btf_enum_constant(const char *name, int64_t *value, struct type **type)
 {
 	struct btf_source *source = vmlinux();
 	if (!source)
@@ -952,6 +1032,8 @@ int btf_enum_value(const char *name, int64_t *value)
 			for (int i = 0; i < btf_vlen(t); i++, entry++) {
 				if (strcmp(btf__name_by_offset(btf, entry->name_off), name) == 0) {
 					*value = btf_kflag(t) ? (int64_t)entry->val : (int64_t)(uint32_t)entry->val;
+					if (type)
+						*type = type_widened(convert(source, id));
 					return 0;
 				}
 			}
@@ -960,6 +1042,8 @@ int btf_enum_value(const char *name, int64_t *value)
 			for (int i = 0; i < btf_vlen(t); i++, entry++) {
 				if (strcmp(btf__name_by_offset(btf, entry->name_off), name) == 0) {
 					*value = (int64_t)btf_enum64_value(entry);
+					if (type)
+						*type = type_widened(convert(source, id));
 					return 0;
 				}
 			}

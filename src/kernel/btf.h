@@ -70,8 +70,15 @@ int btf_tracepoint_args(const char *name, struct type **args_record);
  * uses trace_event_raw_block_rq) cannot be found from their name. */
 int btf_tracepoint_record(const char *name, struct type **record);
 
+/* The C definition of "struct NAME", "union NAME" or "enum NAME" as -lv
+ * prints it (ending "};\n\n"), in *text for the caller to free; -ENOENT
+ * when BTF has no such type. */
+int btf_type_definition(const char *name, char **text);
+
 /* Value of a kernel enum constant (SKB_DROP_REASON_NOT_SPECIFIED, ...). */
 int btf_enum_value(const char *name, int64_t *value);
+/* The same, with the constant's type: its enum's, 8 bytes wide. */
+int btf_enum_constant(const char *name, int64_t *value, struct type **type);
 
 
 /* Drops every cached conversion. Call after type_free_all(), which frees

@@ -273,6 +273,8 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 	case TYPE_INT: {
 		uint64_t raw = natural ? format_read_sized(data, type->size, type->is_signed)
 				       : format_read_u64(data);
+		const char *enumerator = type->enumeration && !json
+			? type_enum_value_name(type->enumeration, (int64_t)raw) : NULL;
 		if (type->strftime_format) {
 			/* a strftime() value kept in a variable, map or tuple */
 			struct strbuf text;
@@ -290,6 +292,11 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 				format_json_string(sb, name, strlen(name));
 			else
 				strbuf_puts(sb, name);
+		} else if (enumerator) {
+			/* current bpftrace names enums in text, keeps numbers in JSON */
+			strbuf_puts(sb, enumerator);
+		} else if (type->is_bool) {
+			strbuf_puts(sb, raw ? "true" : "false"); /* JSON's literals too */
 		} else if (type->is_signed)
 			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
 		else
@@ -329,6 +336,20 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 			format_buffer(sb, type, data);
 		break;
 	case TYPE_TUPLE:
+		if (type->field_count > 0 && type->fields[0].name) {
+			/* a record: { .a = 1, .b = x } as current bpftrace; a JSON object */
+			strbuf_puts(sb, json ? "{" : "{ ");
+			for (int i = 0; i < type->field_count; i++) {
+				if (json)
+					strbuf_printf(sb, "%s\"%s\": ", i ? ", " : "", type->fields[i].name);
+				else
+					strbuf_printf(sb, "%s.%s = ", i ? ", " : "", type->fields[i].name);
+				format_value_at(sb, type->fields[i].type, bytes + type->fields[i].offset,
+						json, natural);
+			}
+			strbuf_puts(sb, json ? "}" : " }");
+			break;
+		}
 		strbuf_putc(sb, json ? '[' : '(');
 		for (int i = 0; i < type->field_count; i++) {
 			if (i)
@@ -602,8 +623,15 @@ static void format_one_arg(struct strbuf *sb, const struct format_piece *piece,
 		uint64_t value = format_read_u64(data);
 		char buf[INT_NAME_MAX];
 		const struct int_names *names = arg->type->int_names;
+		const char *enumerator = spec.conversion == 's' && arg->type->enumeration
+			? type_enum_value_name(arg->type->enumeration, (int64_t)value) : NULL;
 		if (spec.conversion == 's' && names)
 			format_string_conversion(sb, &spec, names->name(names, (int64_t)value, buf, sizeof(buf)));
+		else if (enumerator)
+			format_string_conversion(sb, &spec, enumerator);
+		else if (spec.conversion == 's' && arg->type->enumeration)
+			/* a value no enumerator has: its number, as bpftrace */
+			strbuf_printf(sb, "%lld", (long long)value);
 		else if (spec.conversion == 's')
 			strbuf_printf(sb, "%lld", (long long)value); /* rejected by the compiler */
 		else

@@ -118,6 +118,10 @@ static const char *load_map_kind(uint32_t type)
 		return "hash";
 	case BPF_MAP_TYPE_PERCPU_HASH:
 		return "per-CPU hash";
+	case BPF_MAP_TYPE_LRU_HASH:
+		return "LRU hash";
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+		return "per-CPU LRU hash";
 	case BPF_MAP_TYPE_ARRAY:
 		return "array";
 	case BPF_MAP_TYPE_PERCPU_ARRAY:

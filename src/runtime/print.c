@@ -259,20 +259,30 @@ void snapshot_key_text(struct strbuf *sb, const struct type *type, const unsigne
 		format_value(sb, type, data, false);
 }
 
+/* One key element; JSON keeps an enum's number, as current bpftrace. */
+static void put_key_element(struct strbuf *sb, const struct type *type, const unsigned char *data,
+			    bool json)
+{
+	if (json && type->kind == TYPE_INT && type->enumeration)
+		strbuf_printf(sb, type->is_signed ? "%lld" : "%llu", (long long)print_read_u64(data));
+	else
+		snapshot_key_text(sb, type, data);
+}
+
 /* "a, b" for @m[a, b]; JSON joins with "," instead. */
 static void put_key_elements(struct strbuf *sb, const struct map_desc *map,
-			     const unsigned char *key, const char *separator)
+			     const unsigned char *key, bool json)
 {
 	const struct type *type = map->key_type;
 
 	if (map->key_is_multi && type->kind == TYPE_TUPLE) {
 		for (int i = 0; i < type->field_count; i++) {
 			if (i)
-				strbuf_puts(sb, separator);
-			snapshot_key_text(sb, type->fields[i].type, key + type->fields[i].offset);
+				strbuf_puts(sb, json ? "," : ", ");
+			put_key_element(sb, type->fields[i].type, key + type->fields[i].offset, json);
 		}
 	} else {
-		snapshot_key_text(sb, type, key);
+		put_key_element(sb, type, key, json);
 	}
 }
 
@@ -292,7 +302,7 @@ static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
 			return;
 		struct strbuf text;
 		strbuf_init(&text);
-		put_key_elements(&text, map, key, ",");
+		put_key_elements(&text, map, key, true);
 		put_json_string(sb, text.data ? text.data : "", text.length);
 		strbuf_free(&text);
 		strbuf_puts(sb, ": ");
@@ -301,7 +311,7 @@ static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
 	strbuf_puts(sb, map->name);
 	if (map->key_type) {
 		strbuf_putc(sb, '[');
-		put_key_elements(sb, map, key, ", ");
+		put_key_elements(sb, map, key, false);
 		strbuf_putc(sb, ']');
 	}
 	strbuf_puts(sb, ": ");
@@ -385,7 +395,8 @@ static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
 
 	switch (type->kind) {
 	case TYPE_INT:
-		if (type->int_names || type->strftime_format) {
+		if (type->int_names || type->strftime_format || type->is_bool ||
+		    (type->enumeration && !json && div <= 1)) {
 			format_value(sb, type, entry->value, json);
 			break;
 		}

@@ -40,6 +40,12 @@ static const struct lex_case lex_cases[] = {
 	{ "decimal", NORMAL, "0 7 42 18446744073709551615",
 	  "int(0) int(7) int(42) int(18446744073709551615) eof" },
 	{ "underscores", NORMAL, "1_000_000 1_0", "int(1000000) int(10) eof" },
+	{ "durations", NORMAL, "5ns 3us 100ms 1s 2m 1h 1d 1_500ms 0s",
+	  "int(5) int(3000) int(100000000) int(1000000000) int(120000000000) int(3600000000000) "
+	  "int(86400000000000) int(1500000000) int(0) eof" },
+	{ "duration_errors", NORMAL, "5sec 1msx 213504d",
+	  "error(1:1+4 invalid integer literal) error(1:6+4 invalid integer literal) "
+	  "error(1:11+7 duration is too large (over 2^64 nanoseconds)) eof" },
 	{ "hex", NORMAL, "0x1F 0XfF 0xdead_beef", "int(31) int(255) int(3735928559) eof" },
 	{ "octal", NORMAL, "010 0777 00", "int(8) int(511) int(0) eof" },
 	{ "binary", NORMAL, "0b101 0B1", "int(5) int(1) eof" },
@@ -129,11 +135,10 @@ static const struct lex_case lex_cases[] = {
 	{ "preamble_shebang_include", PROBE,
 	  "#!/usr/bin/env bpftrace\n#include <linux/sched.h>\n\nBEGIN {",
 	  "probe(BEGIN) '{' eof" },
-	{ "preamble_conditional_struct", PROBE,
-	  "#ifndef BPFTRACE_HAVE_BTF\n#include <linux/fs.h>\n"
-	  "struct nameidata {\n  struct path path; // {\n  struct qstr last;\n};\n#endif\n"
-	  "kprobe:f {",
-	  "probe(kprobe:f) '{' eof" },
+	{ "preamble_struct_is_tokens", PROBE,
+	  "#include <linux/fs.h>\nstruct nameidata {\n  struct path path; // {\n};",
+	  "'struct' ident(nameidata) '{' 'struct' ident(path) ident(path) ';' '}' ';' eof" },
+	{ "preamble_enum_brace", PROBE, "enum{ A }", "'enum' '{' ident(A) '}' eof" },
 	{ "preamble_continued_define", PROBE, "#define X \\\n  more\nEND {",
 	  "probe(END) '{' eof" },
 	{ "probe_stops_at_semicolon", PROBE, "BEGIN; END()", "probe(BEGIN) ';' ident(END) '(' ')' eof" },

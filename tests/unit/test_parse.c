@@ -116,6 +116,64 @@ static const struct parse_case parse_ast_cases[] = {
 	  "  body:\n" },
 	{ "preamble_c_struct",
 	  "#ifndef X\nstruct foo {\n  int a;\n};\n#endif\nBEGIN { }",
+	  "c_record struct foo\n"
+	  "  c_field int a\n"
+	  "probe\n"
+	  "  probe_spec BEGIN\n"
+	  "  body:\n" },
+	{ "record",
+	  "BEGIN { $r = (a = 1, b = \"x\"); }",
+	  "probe\n"
+	  "  probe_spec BEGIN\n"
+	  "  body:\n"
+	  "    assign =\n"
+	  "      var $r\n"
+	  "      tuple\n"
+	  "        int 1\n"
+	  "        string \"x\"\n"
+	  "        names:\n"
+	  "          string \"a\"\n"
+	  "          string \"b\"\n" },
+	{ "map_declarations",
+	  "let @a = lruhash(100); let @b = hash(2 * 8) BEGIN { }",
+	  "map_decl @a lruhash\n"
+	  "  int 100\n"
+	  "map_decl @b hash\n"
+	  "  binary *\n"
+	  "    int 2\n"
+	  "    int 8\n"
+	  "probe\n"
+	  "  probe_spec BEGIN\n"
+	  "  body:\n" },
+	{ "c_definitions_every_kind",
+	  "struct p { const char *s, name[4]; unsigned int a : 3; struct p *next;\n"
+	  "  union { int w; short h[2]; }; void (*fn)(int, char *); enum e { X } k; }\n"
+	  "enum { A = 1 << 2, B, } typedef unsigned long word; struct fwd;\n"
+	  "BEGIN { }",
+	  "c_record struct p\n"
+	  "  c_field char * s\n"
+	  "  c_field char name\n"
+	  "    int 4\n"
+	  "  c_field unsigned int a\n"
+	  "    int 3\n"
+	  "  c_field struct p * next\n"
+	  "  c_field union (anonymous)\n"
+	  "    c_record union\n"
+	  "      c_field int w\n"
+	  "      c_field short h\n"
+	  "        int 2\n"
+	  "  c_field void * fn\n"
+	  "  c_field enum e k\n"
+	  "    c_enum enum e\n"
+	  "      c_enumerator X\n"
+	  "c_enum enum\n"
+	  "  c_enumerator A\n"
+	  "    binary <<\n"
+	  "      int 1\n"
+	  "      int 2\n"
+	  "  c_enumerator B\n"
+	  "c_typedef\n"
+	  "  c_field unsigned long word\n"
 	  "probe\n"
 	  "  probe_spec BEGIN\n"
 	  "  body:\n" },
