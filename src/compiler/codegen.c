@@ -1528,6 +1528,29 @@ static int frame_map_entry(struct program *program, int frame_size, int *key)
 	return map.id;
 }
 
+int gen_table_map(struct codegen *gen, const char *name, const void *owner, int tag,
+		  uint32_t size, uint8_t **contents)
+{
+	struct program *program = gen->program;
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_TABLE && map->table_owner == owner &&
+		    map->table_tag == tag && map->value_size == size) {
+			*contents = NULL;
+			return map->id;
+		}
+	}
+	struct map_desc map = {
+		.id = program->maps.count, .name = xstrdup(name), .role = MAP_ROLE_TABLE,
+		.bpf_map_type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = size,
+		.max_entries = 1, .initial_value = xcalloc(1, size), .table_owner = owner,
+		.table_tag = tag, .fd = -1,
+	};
+	vec_push(&program->maps, map);
+	*contents = map.initial_value;
+	return map.id;
+}
+
 /* Moves the instructions from `from` to the end of fn to position `at`. */
 static void ir_move_tail(struct ir_function *fn, int from, int at)
 {

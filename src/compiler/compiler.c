@@ -185,6 +185,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	}
 	for (int i = 0; result == 0 && i < sema.probes.count; i++) {
 		struct probe_info *probe = &sema.probes.items[i];
+		probe_points_group_by_cookie(&probe->points);
 		for (int j = 0; result == 0 && j < probe->points.count; j++) {
 			struct probe_point *point = probe->points.items[j];
 			/* -p: user-space probes attach to that process only */

@@ -182,6 +182,16 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 		created->base.free = syscall_group_free;
 		created->is_exit = is_exit;
 		created->map_fd = -1;
+		/* the number, as the dispatcher found it (see describe) */
+		created->base.index_limit = SYSCALL_SLOTS;
+		created->base.index.size = 8;
+		if (is_exit) {
+			created->base.index.kind = ARG_LOCATION_SAVED_REGISTER;
+			created->base.index.register_offset = PT_REGS_ORIG_AX;
+		} else {
+			created->base.index.kind = ARG_LOCATION_REGISTER;
+			created->base.index.register_offset = 8;
+		}
 		*group = &created->base;
 	}
 	name = xasprintf("tracepoint:syscalls:%s", event);
@@ -191,6 +201,7 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 	point->function = xstrdup(event);
 	point->args_access = ARGS_LOCATED_RECORD;
 	point->syscall_number = number;
+	point->group_slot = number;
 	point->group = *group;
 	((struct syscall_group *)*group)->traced[number / 8] |= (uint8_t)(1u << (number % 8));
 	(*group)->refs++;

@@ -133,6 +133,10 @@ static const char *load_map_kind(uint32_t type)
 
 static int load_maps(struct program *program, uint32_t ringbuf_size)
 {
+	/* programs only read a table */
+	LIBBPF_OPTS(bpf_map_create_opts, table_opts, .map_flags = BPF_F_RDONLY_PROG);
+	uint32_t zero = 0;
+
 	for (int i = 0; i < program->maps.count; i++) {
 		struct map_desc *map = &program->maps.items[i];
 		uint32_t key_size = map->key_size;
@@ -148,7 +152,16 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 		}
 		load_object_name(name, sizeof(name), "", map->name);
 		fd = bpf_map_create(map->bpf_map_type, name, key_size, value_size, max_entries,
-				    NULL);
+				    map->role == MAP_ROLE_TABLE ? &table_opts : NULL);
+		if (fd >= 0 && map->initial_value &&
+		    bpf_map_update_elem(fd, &zero, map->initial_value, BPF_ANY) != 0) {
+			int err = errno;
+
+			close(fd);
+			fprintf(stderr, "sonde: cannot fill the table %s (%u bytes): %s\n", map->name,
+				value_size, strerror(err));
+			return -1;
+		}
 		if (fd < 0) {
 			int err = errno;
 
