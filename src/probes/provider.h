@@ -23,6 +23,7 @@
 #include "../common/util.h"
 
 struct provider;
+struct bpf_insn;
 
 /* Where one argument (or the return value) of a probe lives, for providers
  * whose arguments are not a context record: uprobes and kprobes (the
@@ -63,7 +64,18 @@ struct probe_group {
 	 * point compiles to one program for all of them, loaded once. */
 	struct arg_location index;
 	int index_limit;
+	/* Optional: writes the instructions (at most PROBE_GUARD_MAX) that
+	 * begin every point's program and return 0 at once for an event of no
+	 * point of the group, given the id of a table in the program's maps
+	 * with a bit per index, set for the points of the program's block;
+	 * returns their count. With them, when all the points compiled to one
+	 * program (one_program, found by the compiler), the provider may attach
+	 * that program alone where it would attach a dispatcher: no tail call. */
+	int (*guard)(const struct probe_group *group, int members_map, struct bpf_insn *insns);
+	bool one_program;
 };
+
+#define PROBE_GUARD_MAX 48
 
 /* How a program reaches its probe's arguments. */
 enum args_access {
