@@ -44,6 +44,7 @@ void program_free(struct program *program)
 
 		free(map->name);
 		free(map->sized_by);
+		free(map->initial_value);
 		for (int k = 0; k < map->key_name_count; k++)
 			free(map->key_names[k]);
 		free(map->key_names);

@@ -61,6 +61,8 @@ enum map_role {
 	MAP_ROLE_CONFIG,   /* ARRAY[1] of struct program_config, filled before attach */
 	MAP_ROLE_SCRATCH,  /* PERCPU_ARRAY[1] of big temporaries that do not fit the stack */
 	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */
+	MAP_ROLE_TABLE,    /* ARRAY[1] of constants (initial_value) the loader writes and
+			    * freezes: the names of a shared program's points */
 	MAP_ROLE_PIDS,     /* LRU_HASH: struct seen_process -> u64 0, the processes
 			    * whose user stacks or symbols the runtime has been
 			    * told about (EVENT_PROCESS_SEEN) */
@@ -117,6 +119,11 @@ struct map_desc {
 				    * "--stack-storage-size"); NULL for fixed sizes */
 	bool is_declared;          /* `let @m = kind(n)`: bpf_map_type and max_entries are the
 				    * script's */
+	/* MAP_ROLE_TABLE: the value (value_size bytes), and what the code
+	 * generator finds it again by (its maker and a tag of the maker's) */
+	uint8_t *initial_value;
+	const void *table_owner;
+	int table_tag;
 	int fd;                    /* set by the runtime; -1 before */
 	bool zeroed;               /* runtime: zero() ran, no clear() since: a histogram
 				    * in an array still prints its name when empty, as

@@ -1376,6 +1376,29 @@ static int frame_map_entry(struct program *program, int frame_size, int *key)
 	return map.id;
 }
 
+int gen_table_map(struct codegen *gen, const char *name, const void *owner, int tag,
+		  uint32_t size, uint8_t **contents)
+{
+	struct program *program = gen->program;
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_TABLE && map->table_owner == owner &&
+		    map->table_tag == tag && map->value_size == size) {
+			*contents = NULL;
+			return map->id;
+		}
+	}
+	struct map_desc map = {
+		.id = program->maps.count, .name = xstrdup(name), .role = MAP_ROLE_TABLE,
+		.bpf_map_type = BPF_MAP_TYPE_ARRAY, .key_size = 4, .value_size = size,
+		.max_entries = 1, .initial_value = xcalloc(1, size), .table_owner = owner,
+		.table_tag = tag, .fd = -1,
+	};
+	vec_push(&program->maps, map);
+	*contents = map.initial_value;
+	return map.id;
+}
+
 /* Moves the instructions from `from` to the end of fn to position `at`. */
 static void ir_move_tail(struct ir_function *fn, int from, int at)
 {
@@ -1541,6 +1564,42 @@ static struct ir_function ir_function_copy(const struct ir_function *fn)
 	return copy;
 }
 
+/* The group's guard (probe_group.guard) in front of the emitted program,
+ * with the table of the block's points it tests. Jumps and calls are
+ * relative, so the program's own instructions stay as they are; where
+ * its functions start moves. */
+static void prepend_group_guard(struct codegen *gen, struct probe_program *out)
+{
+	const struct probe_group *group = gen->point->group;
+	uint32_t size = ((uint32_t)group->index_limit + 63) / 64 * 8;
+	uint8_t *members;
+	int map_id = gen_table_map(gen, ".members", group, 2, size, &members);
+	for (int i = 0; members && i < gen->probe->points.count; i++) {
+		const struct probe_point *other = gen->probe->points.items[i];
+		if (other->group == group && other->group_slot >= 0 &&
+		    other->group_slot < group->index_limit)
+			members[other->group_slot / 8] |= (uint8_t)(1u << (other->group_slot % 8));
+	}
+	struct bpf_insn guard[PROBE_GUARD_MAX];
+	int count = group->guard(group, map_id, guard);
+	int total = count + out->insn_count;
+	struct bpf_insn *insns = xmalloc(sizeof(*insns) * (size_t)total);
+	memcpy(insns, guard, sizeof(*insns) * (size_t)count);
+	memcpy(insns + count, out->insns, sizeof(*insns) * (size_t)out->insn_count);
+	free(out->insns);
+	out->insns = insns;
+	struct src_loc *locs = xmalloc(sizeof(*locs) * (size_t)total);
+	for (int i = 0; i < count; i++)
+		locs[i] = gen->probe->node->loc;
+	memcpy(locs + count, out->insn_locs, sizeof(*locs) * (size_t)out->insn_count);
+	free(out->insn_locs);
+	out->insn_locs = locs;
+	out->insn_count = total;
+	/* the main function still starts at 0: the guard is its beginning */
+	for (int i = 1; out->function_starts && i < out->function_count; i++)
+		out->function_starts[i] += count;
+}
+
 int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_point *point,
 		  struct probe_program *out, FILE *dump, struct diag *diag)
 {
@@ -1601,6 +1660,10 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 		out->function_count = count;
 		free(functions);
 	}
+	/* (`r0 = 0; exit` stays what it is: a tool may drop it) */
+	if (result == 0 && !gen.too_large && point->group && point->group->guard &&
+	    out->insn_count > 2)
+		prepend_group_guard(&gen, out);
 	for (int i = 0; i < gen.subprograms.count; i++)
 		ir_free(&gen.subprograms.items[i]);
 	free(gen.subprograms.items);

@@ -73,6 +73,11 @@ struct value gen_read_memory(struct codegen *gen, int address, struct type *type
 struct value gen_string_constant(struct codegen *gen, const char *text, int length, struct type *type);
 
 /* ---- maps ---- */
+/* The id of a table of constants (MAP_ROLE_TABLE, `size` bytes) made by
+ * `owner` under `tag`: a new one has *contents pointing at its zeroed bytes
+ * for the caller to fill; one made before has *contents NULL. */
+int gen_table_map(struct codegen *gen, const char *name, const void *owner, int tag,
+		  uint32_t size, uint8_t **contents);
 /* Builds the BPF key for @m[keys] on the stack; a hist/lhist bucket slot
  * follows the user key and is left for the caller to fill. */
 int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map);

@@ -107,6 +107,47 @@ static int check_nul_bytes(const struct source *source, struct diag *diag)
 	return -1;
 }
 
+/* Whether each group's points all compiled to one program (a body that
+ * names nothing of its point but through the group's tables), which can
+ * then be attached alone (probe_group.one_program); not when a point has
+ * no program. */
+static void find_one_program_groups(struct program *program)
+{
+	for (int i = 0; i < program->probes.count; i++) {
+		struct probe_point *point = program->probes.items[i].point;
+		if (point && point->group)
+			point->group->one_program = true;
+	}
+	VEC(struct probe_group *) seen = { 0 };
+	for (int i = 0; i < program->probes.count; i++) {
+		const struct probe_program *probe = &program->probes.items[i];
+		struct probe_group *group = probe->point ? probe->point->group : NULL;
+		bool scanned = false;
+		for (int k = 0; group && k < seen.count && !scanned; k++)
+			scanned = seen.items[k] == group;
+		if (!group || scanned)
+			continue;
+		vec_push(&seen, group);
+		int programs = 0;
+		const struct probe_program *first = NULL;
+		for (int j = i; j < program->probes.count; j++) {
+			const struct probe_program *other = &program->probes.items[j];
+			if (!other->point || other->point->group != group)
+				continue;
+			programs++;
+			if (!first)
+				first = other;
+			else if (other->insn_count != first->insn_count ||
+				 memcmp(other->insns, first->insns,
+					sizeof(*other->insns) * (size_t)other->insn_count) != 0)
+				group->one_program = false;
+		}
+		if (programs != group->refs)
+			group->one_program = false;
+	}
+	free(seen.items);
+}
+
 int compile_program(const struct source *source, const struct compile_options *options,
 		    struct program *program, struct diag *diag)
 {
@@ -201,6 +242,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	}
 	for (int i = 0; result == 0 && i < sema.probes.count; i++) {
 		struct probe_info *probe = &sema.probes.items[i];
+		probe_points_group_by_cookie(&probe->points);
 		for (int j = 0; result == 0 && j < probe->points.count; j++) {
 			struct probe_point *point = probe->points.items[j];
 			/* -p: user-space probes attach to that process only */
@@ -247,6 +289,8 @@ int compile_program(const struct source *source, const struct compile_options *o
 	if (result == 0 && program->helper_sites.count)
 		program->maps.items[program->lost_map_id].max_entries +=
 			(uint32_t)(2 * program->helper_sites.count);
+	if (result == 0)
+		find_one_program_groups(program);
 	for (int i = 0; i < sema.probes.count; i++) {
 		struct probe_info *probe = &sema.probes.items[i];
 		for (int j = 0; j < probe->vars.count; j++)

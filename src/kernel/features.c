@@ -176,15 +176,16 @@ int online_cpus(int **cpus)
  * 5.15), so later attaches go straight to the ioctl. */
 static bool perf_link_unsupported;
 
-int perf_event_attach(struct perf_event_attr *attr, int cpu, int prog_fd, int fds[2],
-		      const char **step)
+int perf_event_attach(struct perf_event_attr *attr, int cpu, int prog_fd, uint64_t cookie,
+		      int fds[2], const char **step)
 {
-	return perf_event_attach_task(attr, -1, cpu, prog_fd, fds, step);
+	return perf_event_attach_task(attr, -1, cpu, prog_fd, cookie, fds, step);
 }
 
-int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int prog_fd, int fds[2],
-			   const char **step)
+int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int prog_fd,
+			   uint64_t cookie, int fds[2], const char **step)
 {
+	LIBBPF_OPTS(bpf_link_create_opts, link_opts, .perf_event.bpf_cookie = cookie);
 	int perf_fd, link_fd = -1, err;
 
 	fds[0] = fds[1] = -1;
@@ -196,7 +197,7 @@ int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int
 	if (!perf_link_unsupported) {
 		/* A link rather than the ioctl: the attachment then belongs to
 		 * the link fd and shows up in bpftool link. */
-		link_fd = bpf_link_create(prog_fd, perf_fd, BPF_PERF_EVENT, NULL);
+		link_fd = bpf_link_create(prog_fd, perf_fd, BPF_PERF_EVENT, &link_opts);
 		if (link_fd < 0) {
 			err = -errno;
 			if (err != -EINVAL && err != -EOPNOTSUPP) {
@@ -207,6 +208,12 @@ int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int
 			perf_link_unsupported = true;
 			link_fd = -1;
 		}
+	}
+	if (link_fd < 0 && cookie) {
+		/* the ioctl has no cookie: the program would take itself for another */
+		*step = "bpf_link_create (a BPF cookie needs a perf link)";
+		close(perf_fd);
+		return -EOPNOTSUPP;
 	}
 	if (link_fd < 0 && ioctl(perf_fd, PERF_EVENT_IOC_SET_BPF, prog_fd) < 0) {
 		err = -errno;
@@ -347,7 +354,7 @@ static bool probe_tracepoint(struct feature_state *state)
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.config = (uint64_t)format.id;
 	attr.sample_period = 1;
-	err = perf_event_attach(&attr, 0, prog_fd, fds, &step);
+	err = perf_event_attach(&attr, 0, prog_fd, 0, fds, &step);
 	close(prog_fd);
 	if (err)
 		return fail(state, err, "%s failed: %s", step, strerror(-err));
@@ -407,7 +414,7 @@ static bool probe_cpu_clock(struct feature_state *state)
 	if (prog_fd < 0)
 		return fail(state, prog_fd, "loading a perf event program failed: %s",
 			    strerror(-prog_fd));
-	err = perf_event_attach(&attr, 0, prog_fd, fds, &step);
+	err = perf_event_attach(&attr, 0, prog_fd, 0, fds, &step);
 	close(prog_fd);
 	if (err)
 		return fail(state, err, "%s failed: %s", step, strerror(-err));

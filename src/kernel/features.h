@@ -93,11 +93,13 @@ int online_cpus(int **cpus);
  * bpf_link, or -1 when the kernel predates perf links and the program was
  * attached by ioctl; closing both detaches the program. On failure returns
  * -errno, closes what it opened and names the step that failed in *step.
+ * A non-zero cookie is what bpf_get_attach_cookie() returns in the program
+ * (it needs a perf link: -EOPNOTSUPP without).
  */
-int perf_event_attach(struct perf_event_attr *attr, int cpu, int prog_fd, int fds[2],
-		      const char **step);
+int perf_event_attach(struct perf_event_attr *attr, int cpu, int prog_fd, uint64_t cookie,
+		      int fds[2], const char **step);
 /* The same for one task (pid > 0, cpu -1) or every task (pid -1, one cpu). */
-int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int prog_fd, int fds[2],
-			   const char **step);
+int perf_event_attach_task(struct perf_event_attr *attr, pid_t pid, int cpu, int prog_fd,
+			   uint64_t cookie, int fds[2], const char **step);
 
 #endif

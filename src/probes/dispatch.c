@@ -2,8 +2,9 @@
  * Dispatchers: one small program attached once that hands each event to
  * one of many compiled programs, with a tail call into a program array.
  *
- * sonde compiles one program per probe point (so `probe`, `func` and the
- * argument layout are constants in it). Attaching hundreds of them one by
+ * sonde compiles one program per probe point (so the argument layout is
+ * constant in it; `probe` and `func` too, unless the point's group lets
+ * the program find them at run time, see probe_group). Attaching hundreds of them one by
  * one costs one kernel attachment each, and detaching such attachments
  * is what takes seconds. Where one attachment can cover many sites (the
  * raw_syscalls tracepoints for every syscall, one uprobe_multi link for

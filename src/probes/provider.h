@@ -23,6 +23,32 @@
 #include "../common/util.h"
 
 struct provider;
+struct bpf_insn;
+
+/* Where one argument (or the return value) of a probe lives, for providers
+ * whose arguments are not a context record: uprobes and kprobes (the
+ * calling convention's registers in struct pt_regs) and USDT (whatever the
+ * probe's note says). The code generator reads arguments only through this. */
+enum arg_location_kind {
+	ARG_LOCATION_REGISTER, /* the pt_regs field at ctx + register_offset */
+	ARG_LOCATION_MEMORY,   /* *(size *)(base + index * scale + displacement) in the traced process */
+	ARG_LOCATION_CONSTANT, /* the constant `displacement` */
+	/* the pt_regs field at register_offset of the struct pt_regs whose
+	 * address is the context's first u64 (raw_syscalls: the task's saved
+	 * user registers), read with bpf_probe_read_kernel */
+	ARG_LOCATION_SAVED_REGISTER,
+	ARG_LOCATION_ATTACH_COOKIE, /* bpf_get_attach_cookie(ctx): the site's cookie */
+};
+
+struct arg_location {
+	enum arg_location_kind kind;
+	int register_offset;   /* offsetof(struct pt_regs, reg) of the (base) register */
+	int index_offset;      /* MEMORY: pt_regs offset of an index register, or -1 */
+	int scale;             /* MEMORY: 1, 2, 4 or 8 */
+	int64_t displacement;  /* MEMORY: added to the address; CONSTANT: the value */
+	int size;              /* 1, 2, 4 or 8 bytes */
+	bool is_signed;
+};
 
 /* Points attached together through one kernel object (syscall tracepoints
  * through one raw_syscalls dispatcher): shared by its points, freed with
@@ -30,7 +56,26 @@ struct provider;
 struct probe_group {
 	int refs;
 	void (*free)(struct probe_group *group);
+	/* Where a program run for one of the points finds at run time which
+	 * point it is (the uprobe_multi cookie, the syscall number), each
+	 * point's value being its group_slot, below index_limit; 0 when there
+	 * is no such index. With it, `probe` and `func` are read from a table
+	 * rather than compiled in, so a body that names nothing else of its
+	 * point compiles to one program for all of them, loaded once. */
+	struct arg_location index;
+	int index_limit;
+	/* Optional: writes the instructions (at most PROBE_GUARD_MAX) that
+	 * begin every point's program and return 0 at once for an event of no
+	 * point of the group, given the id of a table in the program's maps
+	 * with a bit per index, set for the points of the program's block;
+	 * returns their count. With them, when all the points compiled to one
+	 * program (one_program, found by the compiler), the provider may attach
+	 * that program alone where it would attach a dispatcher: no tail call. */
+	int (*guard)(const struct probe_group *group, int members_map, struct bpf_insn *insns);
+	bool one_program;
 };
+
+#define PROBE_GUARD_MAX 48
 
 /* How a program reaches its probe's arguments. */
 enum args_access {
@@ -48,30 +93,6 @@ enum probe_feature {
 	PROBE_HAS_ARGN = 1 << 1,    /* arg0 .. argN */
 	PROBE_HAS_RETVAL = 1 << 2,  /* retval */
 	PROBE_HAS_FUNC = 1 << 3,    /* func */
-};
-
-/* Where one argument (or the return value) of a probe lives, for providers
- * whose arguments are not a context record: uprobes and kprobes (the
- * calling convention's registers in struct pt_regs) and USDT (whatever the
- * probe's note says). The code generator reads arguments only through this. */
-enum arg_location_kind {
-	ARG_LOCATION_REGISTER, /* the pt_regs field at ctx + register_offset */
-	ARG_LOCATION_MEMORY,   /* *(size *)(base + index * scale + displacement) in the traced process */
-	ARG_LOCATION_CONSTANT, /* the constant `displacement` */
-	/* the pt_regs field at register_offset of the struct pt_regs whose
-	 * address is the context's first u64 (raw_syscalls: the task's saved
-	 * user registers), read with bpf_probe_read_kernel */
-	ARG_LOCATION_SAVED_REGISTER,
-};
-
-struct arg_location {
-	enum arg_location_kind kind;
-	int register_offset;   /* offsetof(struct pt_regs, reg) of the (base) register */
-	int index_offset;      /* MEMORY: pt_regs offset of an index register, or -1 */
-	int scale;             /* MEMORY: 1, 2, 4 or 8 */
-	int64_t displacement;  /* MEMORY: added to the address; CONSTANT: the value */
-	int size;              /* 1, 2, 4 or 8 bytes */
-	bool is_signed;
 };
 
 /* A probe as written, split at ':' — before wildcard expansion. */
@@ -122,7 +143,7 @@ struct probe_point {
 	int function_count;
 	struct probe_group *group; /* NULL unless attached with others */
 	int syscall_number;        /* syscall tracepoints served from raw_syscalls */
-	int group_slot;            /* uprobe_multi: the cookie of this point's sites */
+	int group_slot;            /* the point's index in its group (group->index) */
 };
 
 typedef VEC(struct probe_point *) probe_point_list;
@@ -169,6 +190,10 @@ struct provider {
 	 * *error set. NULL when the provider needs nothing. */
 	int (*prepare_load)(const struct probe_point *point, uint32_t *expected_attach_type,
 			    uint32_t *attach_btf_id, int *attach_btf_obj_fd, char **error);
+	/* attach() hands the kernel probe_point_cookie(point) as the program's
+	 * BPF cookie (a perf link's), so points of this provider can be
+	 * grouped by probe_points_group_by_cookie. */
+	bool attaches_cookie;
 };
 
 /* Finds a provider by canonical name or alias; NULL if none. */
@@ -183,6 +208,20 @@ void probe_spec_free(struct probe_spec *spec);
 void probe_point_free(struct probe_point *point);
 
 /* ---- helpers shared by providers (registry.c) ---- */
+
+/* The BPF cookie a point is attached with: its index in a group whose
+ * programs find it with bpf_get_attach_cookie(), else 0. */
+static inline uint64_t probe_point_cookie(const struct probe_point *point)
+{
+	if (point->group && point->group->index.kind == ARG_LOCATION_ATTACH_COOKIE)
+		return (uint64_t)point->group_slot;
+	return 0;
+}
+/* Puts a probe block's points whose provider attaches_cookie (and that
+ * have no group yet) into one group indexed by the cookie, when there are
+ * several and the kernel gives perf links cookies: the block then needs
+ * one program for them, not one per point (see probe_group). */
+void probe_points_group_by_cookie(probe_point_list *points);
 
 struct perf_event_attr;
 

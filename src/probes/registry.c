@@ -156,6 +156,52 @@ int probe_points_unavailable(int (*expand_points)(const struct probe_spec *, boo
 	return 0;
 }
 
+static void cookie_group_free(struct probe_group *group)
+{
+	free(group);
+}
+
+void probe_points_group_by_cookie(probe_point_list *points)
+{
+	struct probe_group *group;
+	const struct provider *checked = NULL;
+	int count = 0;
+
+	for (int i = 0; i < points->count; i++) {
+		const struct probe_point *point = points->items[i];
+
+		if (point->provider->attaches_cookie && !point->group)
+			count++;
+	}
+	if (count < 2 || !feature_has_perf_link())
+		return;
+	/* the helper is probed (with a program load) once per provider */
+	for (int i = 0; i < points->count; i++) {
+		const struct probe_point *point = points->items[i];
+
+		if (!point->provider->attaches_cookie || point->group || point->provider == checked)
+			continue;
+		if (!feature_has_helper(point->provider->prog_type, BPF_FUNC_get_attach_cookie))
+			return;
+		checked = point->provider;
+	}
+	group = xcalloc(1, sizeof(*group));
+	group->free = cookie_group_free;
+	group->index.kind = ARG_LOCATION_ATTACH_COOKIE;
+	group->index.size = 8;
+	group->index_limit = count;
+	count = 0;
+	for (int i = 0; i < points->count; i++) {
+		struct probe_point *point = points->items[i];
+
+		if (!point->provider->attaches_cookie || point->group)
+			continue;
+		point->group = group;
+		point->group_slot = count++;
+		group->refs++;
+	}
+}
+
 struct probe_point *probe_point_new(const struct provider *provider, const char *name)
 {
 	struct probe_point *point = xcalloc(1, sizeof(*point));
@@ -323,7 +369,8 @@ int probe_attach_perf_event(const struct probe_point *point, struct perf_event_a
 		const char *step = "";
 		int pair[2];
 
-		err = perf_event_attach(attr, cpus[i], prog_fd, pair, &step);
+		err = perf_event_attach(attr, cpus[i], prog_fd, probe_point_cookie(point), pair,
+					&step);
 		if (err) {
 			*error = perf_attach_error(point, cpus[i], point->every_cpu, step, err);
 			break;

@@ -28,6 +28,14 @@
  * One dispatcher and program array serve the points of one probe spec in
  * one direction (struct syscall_group, shared by the points); attaching the
  * first point creates them, every point then only fills its slot.
+ *
+ * Often there is nothing to dispatch: `@[probe] = count()` reads the name
+ * from a table by the syscall number (probe_group.index), so every point
+ * compiles to the same program. Each point's program begins with the
+ * dispatcher's prelude as its guard (syscall_guard), and when the compiler
+ * finds them all the same (probe_group.one_program) that one program is
+ * attached to raw_syscalls by itself: no dispatcher, no tail call, whose
+ * indirect jump was most of this path's cost over the perf tracepoints'.
  */
 #include "provider.h"
 
@@ -39,6 +47,7 @@
 #include <unistd.h>
 
 #include "../common/names.h"
+#include "../kernel/features.h"
 #include "../kernel/tracefs.h"
 
 extern const struct provider syscall_tracepoint_provider;
@@ -92,8 +101,11 @@ struct syscall_group {
 	struct probe_group base;
 	bool is_exit;
 	int map_fd;   /* the program array; -1 until the first point attaches */
+	int link_fd;  /* base.one_program: the program's own raw tracepoint link, or -1 */
 	uint8_t traced[SYSCALL_SLOTS / 8];   /* a bit for each point's number */
 };
+
+static int syscall_guard(const struct probe_group *base, int members_map, struct bpf_insn *insns);
 
 static void syscall_group_free(struct probe_group *group)
 {
@@ -182,6 +194,18 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 		created->base.free = syscall_group_free;
 		created->is_exit = is_exit;
 		created->map_fd = -1;
+		created->link_fd = -1;
+		created->base.guard = syscall_guard;
+		/* the number, as the dispatcher found it (see describe) */
+		created->base.index_limit = SYSCALL_SLOTS;
+		created->base.index.size = 8;
+		if (is_exit) {
+			created->base.index.kind = ARG_LOCATION_SAVED_REGISTER;
+			created->base.index.register_offset = PT_REGS_ORIG_AX;
+		} else {
+			created->base.index.kind = ARG_LOCATION_REGISTER;
+			created->base.index.register_offset = 8;
+		}
 		*group = &created->base;
 	}
 	name = xasprintf("tracepoint:syscalls:%s", event);
@@ -191,6 +215,7 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 	point->function = xstrdup(event);
 	point->args_access = ARGS_LOCATED_RECORD;
 	point->syscall_number = number;
+	point->group_slot = number;
 	point->group = *group;
 	((struct syscall_group *)*group)->traced[number / 8] |= (uint8_t)(1u << (number % 8));
 	(*group)->refs++;
@@ -292,7 +317,7 @@ static void prelude_read_register(struct syscall_prelude *prelude, bool btf, int
  * costs a dozen instructions and, on entry, no helper call), then unless
  * it came from 64-bit code; r3 = the slot to tail-call. */
 static void syscall_prelude_build(struct syscall_prelude *prelude, bool is_exit, bool btf,
-				  int bitmap_fd)
+				  int bitmap_fd, int give_up_after)
 {
 	prelude->count = 0;
 	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_6, .src_reg = BPF_REG_1);
@@ -328,11 +353,46 @@ static void syscall_prelude_build(struct syscall_prelude *prelude, bool is_exit,
 		if (BPF_CLASS(prelude->insns[at].code) == BPF_JMP &&
 		    prelude->insns[at].off == SYSCALL_GIVE_UP)
 			prelude->insns[at].off =
-				(int16_t)(prelude->count + PROBE_DISPATCH_RETURN - at - 1);
+				(int16_t)(prelude->count + give_up_after - at - 1);
 	}
 }
 
 #undef INSN
+
+/* Whether bpf_get_current_task_btf and bpf_task_pt_regs serve raw
+ * tracepoint programs here (kernel BTF, 5.15): asked once. */
+static bool syscall_btf_helpers(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = feature_has_helper(BPF_PROG_TYPE_RAW_TRACEPOINT, BPF_FUNC_task_pt_regs) &&
+			feature_has_helper(BPF_PROG_TYPE_RAW_TRACEPOINT,
+					   BPF_FUNC_get_current_task_btf);
+	return known;
+}
+
+/* probe_group.guard: the dispatcher's prelude at the head of each point's
+ * program, with the block's points as its bitmap; an event it lets through
+ * goes on into the program with the context back in r1. So one program
+ * that serves all the group's points can sit on raw_syscalls itself. */
+static int syscall_guard(const struct probe_group *base, int members_map, struct bpf_insn *insns)
+{
+	const struct syscall_group *group = (const struct syscall_group *)base;
+	struct syscall_prelude prelude;
+	/* after the prelude: r1 = ctx; goto program; give up: return 0 */
+	const struct bpf_insn tail[4] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1, .src_reg = BPF_REG_6 },
+		{ .code = BPF_JMP | BPF_JA, .off = 2 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	syscall_prelude_build(&prelude, group->is_exit, syscall_btf_helpers(), members_map, 2);
+	memcpy(insns, prelude.insns, sizeof(*insns) * (size_t)prelude.count);
+	memcpy(insns + prelude.count, tail, sizeof(tail));
+	return prelude.count + 4;
+}
 
 /* With kernel BTF (bpf_task_pt_regs, 5.15) the registers are read by
  * plain loads; without, by bpf_probe_read_kernel. */
@@ -342,12 +402,12 @@ static int syscall_dispatcher_load(int map_fd, int bitmap_fd, bool is_exit)
 	struct syscall_prelude prelude;
 	int fd;
 
-	syscall_prelude_build(&prelude, is_exit, true, bitmap_fd);
+	syscall_prelude_build(&prelude, is_exit, true, bitmap_fd, PROBE_DISPATCH_RETURN);
 	fd = probe_dispatcher_load(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, name, prelude.insns,
 				   prelude.count, map_fd);
 	if (fd >= 0)
 		return fd;
-	syscall_prelude_build(&prelude, is_exit, false, bitmap_fd);
+	syscall_prelude_build(&prelude, is_exit, false, bitmap_fd, PROBE_DISPATCH_RETURN);
 	return probe_dispatcher_load(BPF_PROG_TYPE_RAW_TRACEPOINT, 0, name, prelude.insns,
 				     prelude.count, map_fd);
 }
@@ -409,6 +469,22 @@ static int syscall_tracepoint_attach(const struct probe_point *point, int prog_f
 	uint32_t key = (uint32_t)point->syscall_number;
 	int err;
 
+	if (group->base.one_program) {
+		/* every point's program is this one, guarded: no dispatcher */
+		const char *tracepoint = group->is_exit ? "sys_exit" : "sys_enter";
+
+		if (group->link_fd >= 0)
+			return 0;
+		group->link_fd = bpf_raw_tracepoint_open(tracepoint, prog_fd);
+		if (group->link_fd < 0) {
+			err = errno;
+			*error = xasprintf("cannot attach to raw_syscalls:%s: %s", tracepoint,
+					   strerror(err));
+			return -err;
+		}
+		vec_push(fds, group->link_fd);
+		return 0;
+	}
 	if (group->map_fd < 0) {
 		err = syscall_group_attach(group, fds, error);
 		if (err)

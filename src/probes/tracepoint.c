@@ -177,4 +177,5 @@ const struct provider tracepoint_provider = {
 	.describe = tracepoint_describe,
 	.attach = tracepoint_attach,
 	.list = tracepoint_list_probes,
+	.attaches_cookie = true,
 };

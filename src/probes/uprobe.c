@@ -283,7 +283,8 @@ static int uprobe_describe(struct probe_point *point, char **error)
 static int open_and_attach(struct perf_event_attr *attr, pid_t pid, int prog_fd, int fds[2],
 			   const char **step)
 {
-	return perf_event_attach_task(attr, pid > 0 ? pid : -1, pid > 0 ? -1 : 0, prog_fd, fds, step);
+	return perf_event_attach_task(attr, pid > 0 ? pid : -1, pid > 0 ? -1 : 0, prog_fd, 0, fds,
+				      step);
 }
 
 int probe_attach_uprobe(const struct probe_point *point, bool retprobe, int prog_fd,

@@ -72,6 +72,8 @@ void uprobe_multi_gather(probe_point_list *points, int first, bool retprobe)
 	group->offsets = xcalloc((size_t)count, sizeof(*group->offsets));
 	group->cookies = xcalloc((size_t)count, sizeof(*group->cookies));
 	group->map_fd = -1;
+	group->base.index.kind = ARG_LOCATION_ATTACH_COOKIE;
+	group->base.index_limit = count;
 	for (int i = 0; i < count; i++) {
 		struct probe_point *point = points->items[first + i];
 

@@ -145,6 +145,8 @@ static const char *load_map_kind(uint32_t type)
 
 static uint32_t load_map_flags(const struct map_desc *map)
 {
+	if (map->role == MAP_ROLE_TABLE)
+		return BPF_F_RDONLY_PROG; /* programs only read a table */
 	uint64_t bytes = ((uint64_t)map->key_size + map->value_size) * map->max_entries;
 
 	if ((map->bpf_map_type == BPF_MAP_TYPE_HASH || map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH) &&
@@ -155,6 +157,8 @@ static uint32_t load_map_flags(const struct map_desc *map)
 
 static int load_maps(struct program *program, uint32_t ringbuf_size)
 {
+	uint32_t zero = 0;
+
 	for (int i = 0; i < program->maps.count; i++) {
 		struct map_desc *map = &program->maps.items[i];
 		uint32_t key_size = map->key_size;
@@ -173,6 +177,15 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 		load_object_name(name, sizeof(name), "", map->name);
 		fd = bpf_map_create(map->bpf_map_type, name, key_size, value_size, max_entries,
 				    &opts);
+		if (fd >= 0 && map->initial_value &&
+		    bpf_map_update_elem(fd, &zero, map->initial_value, BPF_ANY) != 0) {
+			int err = errno;
+
+			close(fd);
+			fprintf(stderr, "sonde: cannot fill the table %s (%u bytes): %s\n", map->name,
+				value_size, strerror(err));
+			return -1;
+		}
 		if (fd < 0) {
 			int err = errno;
 

@@ -30,6 +30,10 @@ static int read_arg_location(struct codegen *gen, const struct arg_location *loc
 	struct type *type = type_int(location->size ? location->size : 8, location->is_signed);
 	if (location->kind == ARG_LOCATION_CONSTANT)
 		return gen_const_reg(gen, location->displacement);
+	if (location->kind == ARG_LOCATION_ATTACH_COOKIE) {
+		struct helper_arg args[1] = { ARG_REG(gen->ctx_reg) };
+		return gen_call_helper(gen, BPF_FUNC_get_attach_cookie, args, 1);
+	}
 	if (location->kind == ARG_LOCATION_SAVED_REGISTER) {
 		int address = gen_load_int(gen, gen->ctx_reg, 0, 8, false);
 		ir_alu_imm(&gen->fn, BPF_ADD, address, location->register_offset);
@@ -220,6 +224,50 @@ static struct value generate_retval(struct codegen *gen, struct node *node)
 
 /* ---- probe and func: the point's full name and its function ---- */
 
+/* A table bigger than this keeps the names as constants (one program per
+ * point, as without a table). */
+#define POINT_TABLE_MAX (1u << 20)
+
+/* The text of `probe` or `func` for the running point. A point of a group
+ * with a run-time index (probe_group.index) reads it from a table of its
+ * block's points, one row of the string's size per index and an empty row
+ * past the last (for an index out of range, which the verifier must be
+ * shown cannot overflow), so that every point of the group compiles to the
+ * same program; any other point gets a constant. */
+static struct value generate_point_text(struct codegen *gen, struct node *node, bool function)
+{
+	const struct probe_point *point = gen->point;
+	const char *text = function ? (point->function ? point->function : "") : point->name;
+	const struct probe_group *group = point->group;
+	uint32_t stride = ((uint32_t)node->type->size + 7) & ~7u;
+	if (!group || group->index_limit <= 0 ||
+	    (uint64_t)stride * (uint64_t)(group->index_limit + 1) > POINT_TABLE_MAX)
+		return gen_string_constant(gen, text, (int)strlen(text), node->type);
+	uint8_t *table;
+	int map_id = gen_table_map(gen, function ? ".funcs" : ".probes", group, function,
+				   stride * (uint32_t)(group->index_limit + 1), &table);
+	for (int i = 0; table && i < gen->probe->points.count; i++) {
+		const struct probe_point *other = gen->probe->points.items[i];
+		const char *other_text = function ? other->function : other->name;
+		if (other->group == group && other_text && other->group_slot >= 0 &&
+		    other->group_slot < group->index_limit)
+			strncpy((char *)table + (size_t)other->group_slot * stride, other_text,
+				stride - 1);
+	}
+	int index = read_arg_location(gen, &group->index);
+	int in_range = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JLT, index, group->index_limit, in_range);
+	ir_mov_imm(&gen->fn, index, group->index_limit);
+	ir_label(&gen->fn, in_range);
+	ir_alu_imm(&gen->fn, BPF_MUL, index, (int32_t)stride);
+	int row = ir_new_vreg(&gen->fn);
+	ir_ld_map_value(&gen->fn, row, map_id, 0);
+	ir_alu(&gen->fn, BPF_ADD, row, index);
+	int slot = gen_stack_alloc(gen, node->type->size);
+	gen_copy_memory(gen, BPF_REG_10, slot, row, 0, node->type->size);
+	return value_stack(slot, node->type);
+}
+
 static void check_probe(struct sema *sema, struct node *node)
 {
 	node->type = type_string(longest_point_text(sema, false) + 1);
@@ -227,7 +275,7 @@ static void check_probe(struct sema *sema, struct node *node)
 
 static struct value generate_probe(struct codegen *gen, struct node *node)
 {
-	return gen_string_constant(gen, gen->point->name, (int)strlen(gen->point->name), node->type);
+	return generate_point_text(gen, node, false);
 }
 
 static void check_func(struct sema *sema, struct node *node)
@@ -237,8 +285,7 @@ static void check_func(struct sema *sema, struct node *node)
 
 static struct value generate_func(struct codegen *gen, struct node *node)
 {
-	const char *function = gen->point->function ? gen->point->function : "";
-	return gen_string_constant(gen, function, (int)strlen(function), node->type);
+	return generate_point_text(gen, node, true);
 }
 
 /* ---- ctx: the context pointer, typed where bpftrace types it ---- */
