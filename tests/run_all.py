@@ -930,6 +930,11 @@ def pid_gone(pid):
 KILL_SCALE_PATHS = {
     "raw-syscalls": ({}, "tracepoint:syscalls:sys_enter_* { @[probe] = count(); }", [],
                      "sigint"),
+    # points whose programs differ (mkdir's mode is not where mkdirat's
+    # is): raw_syscalls through the dispatcher and its program array
+    "raw-syscalls-dispatch": ({"SONDE_SYSCALL_TRACEPOINTS": "raw"},
+                              "tracepoint:syscalls:sys_enter_*mkdir* "
+                              "{ @[probe, args->mode] = count(); }", [], "sigint"),
     "perf-tracepoints": ({"SONDE_SYSCALL_TRACEPOINTS": "perf"},
                          "tracepoint:syscalls:sys_enter_get* { @[probe] = count(); }", [],
                          "sigint"),
@@ -2037,6 +2042,8 @@ def run_special(report, args, binaries, testing_bpftrace):
     tests = [("special/kill-leaves-nothing", lambda b, s: special_kill(b, testing_bpftrace)),
              ("special/kill-scale-raw-syscalls",
               lambda b, s: special_kill_scale(b, testing_bpftrace, "raw-syscalls")),
+             ("special/kill-scale-raw-syscalls-dispatch",
+              lambda b, s: special_kill_scale(b, testing_bpftrace, "raw-syscalls-dispatch")),
              ("special/kill-scale-perf-tracepoints",
               lambda b, s: special_kill_scale(b, testing_bpftrace, "perf-tracepoints")),
              ("special/kill-scale-uprobe-multi",
