@@ -65,6 +65,8 @@ struct cli {
 	const char *program_path;   /* file, or "-" */
 	char **args;                /* $1..$N */
 	int arg_count;
+	char **named;               /* getopt()'s --NAME[=VALUE] after the program, without "--" */
+	int named_count;
 	const char *command;        /* -c */
 	const char *pid_text;       /* -p */
 	const char *output_path;    /* -o */
@@ -102,7 +104,8 @@ static const char usage_text[] =
 	"                                        (the maps as a Prometheus target, at /metrics)\n"
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
-	"program are its positional parameters $1..$N.\n"
+	"program are its positional parameters $1..$N; after \"--\", those of the\n"
+	"form --NAME[=VALUE] are named arguments, read by getopt(\"NAME\"[, default]).\n"
 	"\n"
 	"options:\n"
 	"  -e PROGRAM     run this program\n"
@@ -236,8 +239,24 @@ static void parse_cli(int argc, char **argv, struct cli *cli)
 			die_usage("no program given (use -e 'program' or a program file)");
 		cli->program_path = argv[optind++];
 	}
-	cli->args = argv + optind;
-	cli->arg_count = argc - optind;
+	/* As current bpftrace: of the words after the program, those starting
+	 * with "--" (given after "--", which ends sonde's options) are getopt()'s
+	 * named arguments, the others the positional parameters $1..$N. */
+	static char **words; /* both lists, kept for the whole run */
+	size_t slots = (size_t)(argc - optind) + 1;
+	free(words);
+	words = xcalloc(2 * slots, sizeof(*words));
+	cli->args = words;
+	cli->named = words + slots;
+	for (int i = optind; i < argc; i++) {
+		if (strncmp(argv[i], "--", 2) != 0) {
+			cli->args[cli->arg_count++] = argv[i];
+			continue;
+		}
+		if (argv[i][2] == '\0' || argv[i][2] == '=')
+			die_usage("'%s' is not a named argument (use --NAME or --NAME=VALUE)", argv[i]);
+		cli->named[cli->named_count++] = argv[i] + 2;
+	}
 }
 
 /*
@@ -1102,6 +1121,9 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	memset(&compile_options, 0, sizeof(compile_options));
 	compile_options.positional = cli.args;
 	compile_options.positional_count = cli.arg_count;
+	compile_options.named = cli.named;
+	compile_options.named_count = cli.named_count;
+	compile_options.named_used = cli.named_count ? xcalloc((size_t)cli.named_count, sizeof(bool)) : NULL;
 	compile_options.target_pid = target_pid;
 	compile_options.child_pid = child_pid;
 	compile_options.unsafe = cli.unsafe;
@@ -1124,6 +1146,14 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);
 	if (compile_program(&source, &compile_options, &program, &diag) < 0) {
+		abandon_child(child_pid, release_fd);
+		goto done;
+	}
+	for (int i = 0; i < cli.named_count; i++) {
+		if (compile_options.named_used[i])
+			continue;
+		fprintf(stderr, "sonde: unexpected program option '--%.*s': no getopt() in the program "
+			"reads it\n", (int)strcspn(cli.named[i], "="), cli.named[i]);
 		abandon_child(child_pid, release_fd);
 		goto done;
 	}
@@ -1152,6 +1182,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	/* runtime_run releases (or abandons) and reaps the child itself. */
 	status = runtime_run(&program, &runtime_options);
 done:
+	free(compile_options.named_used);
 	compile_free(&program);
 	type_free_all();
 	btf_forget_types();

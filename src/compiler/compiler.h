@@ -33,6 +33,10 @@ struct map_size {
 struct compile_options {
 	char **positional;      /* $1..$N as given on the command line */
 	int positional_count;
+	char **named;           /* getopt()'s arguments: "name" or "name=value" (the words
+				 * after the program that start with "--", without it) */
+	int named_count;
+	bool *named_used;       /* named_count flags, set for each one a getopt() reads; NULL = none */
 	pid_t target_pid;       /* -p: every probe filters on this pid; 0 = none */
 	pid_t child_pid;        /* -c: value of cpid; 0 = none */
 	bool unsafe;            /* --unsafe allows system() and signal() */

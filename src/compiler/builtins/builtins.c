@@ -16,6 +16,7 @@ static const struct function_def *const families[] = {
 	builtins_stacks,
 	builtins_kernel,
 	builtins_tool_output,
+	builtins_options,
 };
 
 const struct function_def *function_lookup(const char *name)

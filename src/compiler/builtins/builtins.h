@@ -55,6 +55,7 @@ extern const struct function_def builtins_maps[];
 extern const struct function_def builtins_stacks[];
 extern const struct function_def builtins_kernel[];
 extern const struct function_def builtins_tool_output[];
+extern const struct function_def builtins_options[];
 
 /* NULL when name is not a builtin function. */
 const struct function_def *function_lookup(const char *name);
