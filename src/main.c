@@ -163,6 +163,15 @@ static int main_libbpf_print(enum libbpf_print_level level, const char *fmt, va_
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* A bare word that names neither a tool nor a file: said before the
+ * options after it are read (GNU permutation would otherwise complain
+ * about a tool's option first, `sonde nosuchtool -x`). */
+static void report_no_tool_or_file(const char *word)
+{
+	fprintf(stderr, "sonde: there is no tool or program file named '%s' "
+		"(sonde tools lists the tools)\n", word);
+}
+
 static void parse_cli(int argc, char **argv, struct cli *cli)
 {
 	static const struct option long_options[] = {
@@ -290,8 +299,7 @@ static char *read_program(const char *path, size_t *length)
 			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		if (fd < 0) {
 			if (errno == ENOENT && !strchr(path, '/')) {
-				fprintf(stderr, "sonde: there is no tool or program file named '%s' "
-					"(sonde tools lists the tools)\n", path);
+				report_no_tool_or_file(path);
 				return NULL;
 			}
 			error = -errno;
@@ -1031,6 +1039,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && (tool = tool_find(argv[1])))
 		return run_tool(tool, argc - 1, argv + 1, NULL);
 
+	if (argc > 1 && argv[1][0] != '-' && !strchr(argv[1], '/') && access(argv[1], F_OK) != 0 &&
+	    errno == ENOENT) {
+		report_no_tool_or_file(argv[1]);
+		return 1;
+	}
 	memset(&cli, 0, sizeof(cli));
 	parse_cli(argc, argv, &cli);
 	main_verbose_level = cli.verbose;
