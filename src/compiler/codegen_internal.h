@@ -1,7 +1,7 @@
 /*
  * The part of code generation that builtins (compiler/builtins/) use to
  * emit their IR: values, stack slots, helper calls, map keys and lookups,
- * ring-buffer records. Only the builtins and codegen.c include this.
+ * ring-buffer records. Only the builtins and codegen*.c include this.
  */
 #ifndef SONDE_CODEGEN_INTERNAL_H
 #define SONDE_CODEGEN_INTERNAL_H
@@ -106,11 +106,25 @@ int gen_callback_end(struct codegen *gen, struct ir_function caller, int saved_h
 /* bpf_for_each_map_elem over map_id with the subprogram; returns the count. */
 int gen_for_each_element(struct codegen *gen, int map_id, int subprogram, struct helper_arg context);
 
-/* ---- the language core, shared by codegen.c and codegen_operators.c ---- */
+/* ---- the language core, shared by codegen.c, codegen_operators.c and
+ * codegen_statements.c ---- */
 /* Stores a value in a fresh stack slot of slot_type (NULL: its own type). */
 int gen_value_to_stack(struct codegen *gen, struct value value, const struct type *slot_type);
 /* An integer condition sema folded to `value`. */
 bool gen_is_known(const struct node *node, bool value);
+/* Jumps to false_label when cond is false; nothing at all when sema folded
+ * it to true. */
+void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label);
+/* Code for each statement of a list, in order. */
+void gen_stmts(struct codegen *gen, struct node *list);
+/* The scratch variable a NODE_VAR names. */
+struct var_info *gen_var_of(struct codegen *gen, struct node *var);
+/* Base register and offset of a scratch variable's slot. */
+int gen_var_address(struct codegen *gen, const struct var_info *var, int *offset);
+/* @m[k] op= delta (or ++/--) in place: one lookup, insert on a miss.
+ * Returns the register holding the new value (old value in *old when asked). */
+int gen_update_map_int(struct codegen *gen, struct node *map_node, enum op op, int delta, int *old,
+		       const struct node *site);
 struct value gen_binary(struct codegen *gen, struct node *node);
 struct value gen_unary(struct codegen *gen, struct node *node);
 /* left = left op right, signedness from result_type; `site` (the binary or
