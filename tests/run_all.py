@@ -2171,8 +2171,11 @@ def traced_run(sonde, argv, workload, timeout=20):
     """Starts sonde, waits for its banner, runs the workload, returns stdout."""
     proc = subprocess.Popen([sonde] + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    banner = proc.stderr.readline()
-    if not BANNER_RE.match(banner.strip()):
+    # with -f json the banner is the attached_probes record on stdout
+    json_output = "-f" in argv and argv[argv.index("-f") + 1] == "json"
+    banner = (proc.stdout if json_output else proc.stderr).readline()
+    attached = ('"attached_probes"' in banner) if json_output else BANNER_RE.match(banner.strip())
+    if not attached:
         proc.kill()
         raise RuntimeError("sonde did not attach: %s%s" % (banner, proc.stderr.read()))
     workload()
