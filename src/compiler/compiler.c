@@ -311,6 +311,7 @@ int compile_program(const struct source *source, const struct compile_options *o
 	free(sema.map_uses.items);
 	sema_types_free(&sema);
 	free(sema.visible.items);
+	free(sema.unscoped.items);
 	ast_free(&ast);
 	preprocessed_free(&pre);
 	return result;

@@ -261,16 +261,25 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 /* ---- scratch variables ---- */
 
 /*
- * Variables are scoped by blocks, as in current bpftrace: one first
- * assigned (or declared with `let`) inside an if, a loop or a { } block is
- * gone after it, and `let` makes a new variable that hides an outer one of
- * the same name until its block ends. Every variable is its own slot
- * (var_id); `visible` lists the ones in scope, innermost last.
+ * Variables declared with `let` are scoped by blocks, as in current
+ * bpftrace: one declared inside an if, a loop or a { } block is gone after
+ * it, and it hides an outer variable of the same name until its block
+ * ends. A variable first assigned without `let` lives to the end of the
+ * probe wherever it was assigned, as in bpftrace 0.17, whose scripts (its
+ * own tcpconnect.bt and tcpdrop.bt among them) set a variable in both
+ * branches of an if and read it after. Every variable is its own slot
+ * (var_id); `visible` lists the `let` ones in scope, innermost last, and
+ * `unscoped` the others.
  */
 static struct var_info *var_find(struct sema *sema, const char *name)
 {
 	for (int i = sema->visible.count - 1; i >= 0; i--) {
 		struct var_info *info = &sema->probe->vars.items[sema->visible.items[i]];
+		if (strcmp(info->name, name) == 0)
+			return info;
+	}
+	for (int i = 0; i < sema->unscoped.count; i++) {
+		struct var_info *info = &sema->probe->vars.items[sema->unscoped.items[i]];
 		if (strcmp(info->name, name) == 0)
 			return info;
 	}
@@ -291,6 +300,16 @@ static struct var_info *var_declare(struct sema *sema, const char *name, struct 
 	struct var_info fresh = { .name = xstrdup(name), .type = type };
 	vec_push(&sema->probe->vars, fresh);
 	vec_push(&sema->visible, sema->probe->vars.count - 1);
+	return &sema->probe->vars.items[sema->probe->vars.count - 1];
+}
+
+/* A variable's first assignment without `let`: in scope to the probe's end. */
+static struct var_info *var_declare_unscoped(struct sema *sema, const char *name,
+					     struct type *type)
+{
+	struct var_info fresh = { .name = xstrdup(name), .type = type };
+	vec_push(&sema->probe->vars, fresh);
+	vec_push(&sema->unscoped, sema->probe->vars.count - 1);
 	return &sema->probe->vars.items[sema->probe->vars.count - 1];
 }
 
@@ -317,7 +336,7 @@ static void var_assign(struct sema *sema, struct node *var, struct type *type)
 {
 	struct var_info *info = var_find(sema, var->name);
 	if (!info) {
-		info = var_declare(sema, var->name, type);
+		info = var_declare_unscoped(sema, var->name, type);
 	} else if (type && type->kind != TYPE_NONE) {
 		struct type *merged = merge_types(info->type, type);
 		if (!merged) {
@@ -706,8 +725,8 @@ void sema_check_expr(struct sema *sema, struct node *node)
 	case NODE_VAR: {
 		struct var_info *info = var_find(sema, node->name);
 		if (!info && var_was_declared(sema, node->name)) {
-			sema_error(sema, node->loc, "$%s is not in scope here: it was assigned inside a "
-				   "block that has ended; declare it before the block (let $%s;)",
+			sema_error(sema, node->loc, "$%s is not in scope here: it was declared with let "
+				   "inside a block that has ended; declare it before the block (let $%s;)",
 				   node->name, node->name);
 			node->type = type_none();
 			break;
@@ -1078,6 +1097,7 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 	probe->vars.count = 0;
 	probe->return_flag_var = -1;
 	sema->visible.count = 0;
+	sema->unscoped.count = 0;
 	sema->probe = probe;
 	sema->point = point;
 	sema->loop_depth = 0;

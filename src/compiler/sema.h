@@ -56,6 +56,8 @@ struct sema {
 	bool stack_depths[128]; /* kstack/ustack depths used: one stack map each */
 	bool uses_user_symbols; /* ustack or usym(): processes are announced to the runtime */
 	VEC(int) visible;    /* ids of the variables in scope, innermost last */
+	VEC(int) unscoped;   /* ids of the variables first assigned without `let`: in
+				* scope to the end of the probe, as bpftrace 0.17 has them */
 	int loop_depth;
 	int map_loop_depth;  /* inside for ($kv : @m): the body runs as a callback */
 	bool report;        /* false during the silent first pass that only infers map types */
