@@ -1356,8 +1356,12 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	 * through a stand-in point that offers every builtin, so maps they alone
 	 * write still get the types they would have had. */
 	sema->report = false;
-	struct probe_point stand_in = { .name = "(skipped)", .features = PROBE_HAS_ARGN | PROBE_HAS_RETVAL |
-					 PROBE_HAS_FUNC, .args_access = ARGS_PT_REGS, .arg_count = 16 };
+	/* (a provider of its own too: builtins and casts ask a point's provider) */
+	static const struct provider skipped_provider = { .name = "(skipped)",
+							  .prog_type = BPF_PROG_TYPE_KPROBE };
+	struct probe_point stand_in = { .name = "(skipped)", .provider = &skipped_provider,
+					.features = PROBE_HAS_ARGN | PROBE_HAS_RETVAL | PROBE_HAS_FUNC,
+					.args_access = ARGS_PT_REGS, .arg_count = 16 };
 	for (int i = 0; i < sema->skipped.count; i++)
 		check_probe_body(sema, &sema->skipped.items[i], &stand_in);
 	for (int i = 0; i < sema->probes.count; i++)
