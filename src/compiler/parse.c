@@ -40,28 +40,15 @@
 #include "common/util.h"
 #include "compiler/ast.h"
 #include "compiler/lex.h"
-
-#define PARSE_MAX_DEPTH 512
-
-struct parser {
-	struct lexer lexer;   /* positioned just after tok */
-	struct token tok;     /* the current, not yet consumed token */
-	struct ast *ast;
-	struct diag *diag;
-	jmp_buf fail;         /* where the first error returns to */
-	int depth;            /* nesting of blocks and expressions */
-};
+#include "compiler/parse_internal.h"
 
 /* ---- errors ---- */
-
-static void parse_fail_at(struct parser *p, const struct token *tok, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4), noreturn));
 
 /*
  * Reports at tok and abandons the parse. An invalid token explains itself:
  * its own message is better than "expected X, found invalid token".
  */
-static void parse_fail_at(struct parser *p, const struct token *tok, const char *fmt, ...)
+void parse_fail_at(struct parser *p, const struct token *tok, const char *fmt, ...)
 {
 	char message[256];
 	va_list ap;
@@ -87,9 +74,7 @@ static void parse_fail_node(struct parser *p, const struct node *node, const cha
 }
 
 /* "expected <what>, found <current token>" */
-static void parse_fail_expected(struct parser *p, const char *what) __attribute__((noreturn));
-
-static void parse_fail_expected(struct parser *p, const char *what)
+void parse_fail_expected(struct parser *p, const char *what)
 {
 	char found[96];
 
@@ -97,21 +82,21 @@ static void parse_fail_expected(struct parser *p, const char *what)
 	parse_fail_at(p, &p->tok, "expected %s, found %s", what, found);
 }
 
-static void parse_enter(struct parser *p)
+void parse_enter(struct parser *p)
 {
 	if (++p->depth > PARSE_MAX_DEPTH)
 		parse_fail_at(p, &p->tok, "program is nested too deeply (more than %d levels)",
 			      PARSE_MAX_DEPTH);
 }
 
-static void parse_leave(struct parser *p)
+void parse_leave(struct parser *p)
 {
 	p->depth--;
 }
 
 /* ---- tokens ---- */
 
-static struct token parse_advance(struct parser *p)
+struct token parse_advance(struct parser *p)
 {
 	struct token consumed = p->tok;
 
@@ -120,7 +105,7 @@ static struct token parse_advance(struct parser *p)
 }
 
 /* Consumes the current token and reads a probe specifier after it. */
-static struct token parse_advance_to_probe(struct parser *p)
+struct token parse_advance_to_probe(struct parser *p)
 {
 	struct token consumed = p->tok;
 
@@ -128,7 +113,7 @@ static struct token parse_advance_to_probe(struct parser *p)
 	return consumed;
 }
 
-static bool parse_accept(struct parser *p, enum token_kind kind)
+bool parse_accept(struct parser *p, enum token_kind kind)
 {
 	if (p->tok.kind != kind)
 		return false;
@@ -137,7 +122,7 @@ static bool parse_accept(struct parser *p, enum token_kind kind)
 }
 
 /* Consumes a token of the given kind or fails with "expected <what>". */
-static struct token parse_expect(struct parser *p, enum token_kind kind, const char *what)
+struct token parse_expect(struct parser *p, enum token_kind kind, const char *what)
 {
 	if (p->tok.kind != kind)
 		parse_fail_expected(p, what);
@@ -145,7 +130,7 @@ static struct token parse_expect(struct parser *p, enum token_kind kind, const c
 }
 
 /* The n-th token after the current one, without consuming anything. */
-static struct token parse_peek(const struct parser *p, int n)
+struct token parse_peek(const struct parser *p, int n)
 {
 	struct lexer copy = p->lexer;
 	struct token tok = p->tok;
@@ -157,12 +142,12 @@ static struct token parse_peek(const struct parser *p, int n)
 
 /* ---- nodes ---- */
 
-static struct node *parse_new(struct parser *p, enum node_kind kind, const struct token *tok)
+struct node *parse_new(struct parser *p, enum node_kind kind, const struct token *tok)
 {
 	return ast_new_node(p->ast, kind, tok->loc);
 }
 
-static char *parse_token_text(struct parser *p, const struct token *tok, int skip)
+char *parse_token_text(struct parser *p, const struct token *tok, int skip)
 {
 	return ast_strdup(p->ast, tok->start + skip, (size_t)(tok->length - skip));
 }
@@ -198,7 +183,7 @@ static bool parse_is_type_keyword(const struct token *tok)
 }
 
 /* C base type words that combine: `unsigned long`, `long long`. */
-static bool parse_is_c_base_word(const struct token *tok)
+bool parse_is_c_base_word(const struct token *tok)
 {
 	static const char *const words[] = { "char", "short", "int", "long", "unsigned", "signed" };
 	size_t i;
@@ -212,7 +197,7 @@ static bool parse_is_c_base_word(const struct token *tok)
 	return false;
 }
 
-static bool parse_is_record_keyword(enum token_kind kind)
+bool parse_is_record_keyword(enum token_kind kind)
 {
 	return kind == TOK_STRUCT || kind == TOK_UNION || kind == TOK_ENUM;
 }
@@ -268,7 +253,7 @@ static bool parse_type_follows(const struct parser *p, int first, bool need_oper
 	return false;
 }
 
-static void parse_type_append(struct parser *p, char *buf, size_t size, const char *text,
+void parse_type_append(struct parser *p, char *buf, size_t size, const char *text,
 			      int length)
 {
 	size_t used = strlen(buf);
@@ -333,7 +318,6 @@ static char *parse_type_name(struct parser *p)
 
 /* ---- expressions ---- */
 
-static struct node *parse_expression(struct parser *p);
 static struct node *parse_unary(struct parser *p);
 
 /* args := [ expression { ',' expression } ] -- up to (not including) `close` */
@@ -457,7 +441,7 @@ static struct node *parse_paren(struct parser *p)
 	return tuple;
 }
 
-static struct node *parse_string(struct parser *p)
+struct node *parse_string(struct parser *p)
 {
 	struct token tok = parse_advance(p);
 	struct node *node = parse_new(p, NODE_STRING, &tok);
@@ -756,7 +740,7 @@ static struct node *parse_ternary(struct parser *p)
 }
 
 /* expression := ternary */
-static struct node *parse_expression(struct parser *p)
+struct node *parse_expression(struct parser *p)
 {
 	return parse_ternary(p);
 }
@@ -1037,299 +1021,6 @@ static struct node *parse_statement(struct parser *p, bool *needs_separator)
 	return node;
 }
 
-/* ---- C definitions ---- */
-
-static bool parse_is_word(const struct token *tok, const char *word)
-{
-	return tok->kind == TOK_IDENT && (size_t)tok->length == strlen(word) &&
-	       memcmp(tok->start, word, (size_t)tok->length) == 0;
-}
-
-/* Qualifiers that change nothing for a reader of memory. */
-static bool parse_is_qualifier(const struct token *tok)
-{
-	return parse_is_word(tok, "const") || parse_is_word(tok, "volatile") ||
-	       parse_is_word(tok, "restrict");
-}
-
-static void parse_skip_qualifiers(struct parser *p)
-{
-	while (parse_is_qualifier(&p->tok))
-		parse_advance(p);
-}
-
-static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, size_t size);
-
-/*
- * type-spec := { qualifier } ( ('struct' | 'union' | 'enum') [ IDENT ] [ '{' ... '}' ]
- *                            | IDENT { C-base-word } ) { qualifier }
- *
- * Writes the spelling ("struct foo", "unsigned int") into spelling and
- * returns a record or enum defined in place, or NULL.
- */
-static struct node *parse_c_type_spec(struct parser *p, char *spelling, size_t size)
-{
-	struct node *defined = NULL;
-
-	spelling[0] = '\0';
-	parse_skip_qualifiers(p);
-	if (parse_is_record_keyword(p->tok.kind)) {
-		defined = parse_c_record_or_enum(p, spelling, size);
-	} else if (p->tok.kind == TOK_IDENT) {
-		bool combines = parse_is_c_base_word(&p->tok);
-		struct token tok = parse_advance(p);
-
-		parse_type_append(p, spelling, size, tok.start, tok.length);
-		while (combines && (parse_is_c_base_word(&p->tok) || parse_is_qualifier(&p->tok))) {
-			tok = parse_advance(p);
-			if (parse_is_qualifier(&tok))
-				continue;
-			parse_type_append(p, spelling, size, " ", 1);
-			parse_type_append(p, spelling, size, tok.start, tok.length);
-		}
-	} else {
-		parse_fail_expected(p, "a type");
-	}
-	parse_skip_qualifiers(p);
-	return defined;
-}
-
-/*
- * declarator := { '*' { qualifier } } ( IDENT | '(' '*' IDENT ')' '(' ... ')' )
- *               { '[' expression ']' } [ ':' expression ]
- *
- * A function pointer is kept as a `void *`: nothing reads through it.
- */
-static struct node *parse_c_declarator(struct parser *p, const char *spec, struct node *defined,
-				       bool allow_bitfield)
-{
-	char name[300];
-	struct token at = p->tok;
-	struct node *field = parse_new(p, NODE_C_FIELD, &at);
-	struct node **dims = &field->args;
-	int stars = 0;
-
-	snprintf(name, sizeof(name), "%s", spec);
-	while (parse_accept(p, TOK_STAR)) {
-		stars++;
-		parse_skip_qualifiers(p);
-	}
-	if (p->tok.kind == TOK_LPAREN && parse_peek(p, 1).kind == TOK_STAR) {
-		int depth = 0;
-
-		parse_advance(p);
-		parse_advance(p);
-		if (p->tok.kind != TOK_IDENT)
-			parse_fail_expected(p, "a name in the function pointer");
-		field->string_value = parse_token_text(p, &p->tok, 0);
-		parse_advance(p);
-		parse_expect(p, TOK_RPAREN, "')' after the function pointer's name");
-		if (p->tok.kind != TOK_LPAREN)
-			parse_fail_expected(p, "'(' and the function pointer's parameters");
-		do {
-			if (p->tok.kind == TOK_EOF)
-				parse_fail_expected(p, "')' to end the parameters");
-			depth += p->tok.kind == TOK_LPAREN ? 1 : p->tok.kind == TOK_RPAREN ? -1 : 0;
-			parse_advance(p);
-		} while (depth > 0);
-		field->name = ast_strdup(p->ast, "void *", 6);
-		return field;
-	}
-	if (p->tok.kind == TOK_IDENT) {
-		struct token tok = parse_advance(p);
-		field->string_value = parse_token_text(p, &tok, 0);
-		field->loc = tok.loc;
-	} else if (!(allow_bitfield && p->tok.kind == TOK_COLON) && !(defined && stars == 0)) {
-		parse_fail_expected(p, "a field name");
-	}
-	if (stars > 0) {
-		size_t used = strlen(name);
-		snprintf(name + used, sizeof(name) - used, " %.*s", stars, "****************");
-		if (stars > 16)
-			parse_fail_at(p, &at, "too many '*' in a declaration");
-	}
-	field->name = ast_strdup(p->ast, name, strlen(name));
-	field->lhs = defined;
-	while (p->tok.kind == TOK_LBRACKET) {
-		struct token open = parse_advance(p);
-		/* a flexible array member (`char data[]`) occupies no bytes */
-		*dims = p->tok.kind == TOK_RBRACKET ? parse_new(p, NODE_INT, &open) : parse_expression(p);
-		dims = &(*dims)->next;
-		parse_expect(p, TOK_RBRACKET, "']' after the array length");
-	}
-	if (allow_bitfield && parse_accept(p, TOK_COLON))
-		field->rhs = parse_expression(p);
-	return field;
-}
-
-/* fields := { type-spec declarator { ',' declarator } ';' } '}' */
-static struct node *parse_c_fields(struct parser *p)
-{
-	struct node *list = NULL;
-	struct node **tail = &list;
-	char spec[256];
-
-	while (p->tok.kind != TOK_RBRACE) {
-		if (p->tok.kind == TOK_EOF)
-			parse_fail_expected(p, "'}' to end the definition");
-		if (parse_accept(p, TOK_SEMICOLON))
-			continue;
-		struct node *defined = parse_c_type_spec(p, spec, sizeof(spec));
-		if (defined && p->tok.kind == TOK_SEMICOLON) {
-			/* an anonymous struct or union: its fields are the parent's */
-			struct node *field = parse_new(p, NODE_C_FIELD, &p->tok);
-			field->name = defined->name;
-			field->lhs = defined;
-			*tail = field;
-			tail = &field->next;
-			parse_advance(p);
-			continue;
-		}
-		for (;;) {
-			*tail = parse_c_declarator(p, spec, defined, true);
-			tail = &(*tail)->next;
-			if (!parse_accept(p, TOK_COMMA))
-				break;
-		}
-		parse_expect(p, TOK_SEMICOLON, "';' after the field");
-	}
-	parse_advance(p);
-	return list;
-}
-
-/* enumerators := enumerator { ',' enumerator } [ ',' ] '}'
- * enumerator := IDENT [ '=' expression ] */
-static struct node *parse_c_enumerators(struct parser *p)
-{
-	struct node *list = NULL;
-	struct node **tail = &list;
-
-	while (p->tok.kind != TOK_RBRACE) {
-		if (p->tok.kind != TOK_IDENT)
-			parse_fail_expected(p, "an enumerator name or '}'");
-		struct token tok = parse_advance(p);
-		struct node *item = parse_new(p, NODE_C_ENUMERATOR, &tok);
-		item->name = parse_token_text(p, &tok, 0);
-		if (parse_accept(p, TOK_ASSIGN))
-			item->lhs = parse_expression(p);
-		*tail = item;
-		tail = &item->next;
-		if (!parse_accept(p, TOK_COMMA) && p->tok.kind != TOK_RBRACE)
-			parse_fail_expected(p, "',' or '}' after the enumerator");
-	}
-	parse_advance(p);
-	return list;
-}
-
-/*
- * record-or-enum := ('struct' | 'union') [ IDENT ] [ '{' fields ]
- *                 | 'enum' [ IDENT ] [ '{' enumerators ]
- *
- * Writes the spelling into spelling; returns the definition if there is a
- * body, else NULL (a reference to a type defined elsewhere).
- */
-static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, size_t size)
-{
-	struct token keyword = parse_advance(p);
-	struct node *node;
-
-	spelling[0] = '\0';
-	parse_type_append(p, spelling, size, keyword.start, keyword.length);
-	if (p->tok.kind == TOK_IDENT) {
-		struct token tok = parse_advance(p);
-		parse_type_append(p, spelling, size, " ", 1);
-		parse_type_append(p, spelling, size, tok.start, tok.length);
-	} else if (p->tok.kind != TOK_LBRACE) {
-		parse_fail_expected(p, "a name or '{' after the keyword");
-	}
-	if (p->tok.kind != TOK_LBRACE)
-		return NULL;
-	parse_advance(p);
-	parse_enter(p);
-	node = parse_new(p, keyword.kind == TOK_ENUM ? NODE_C_ENUM : NODE_C_RECORD, &keyword);
-	node->name = ast_strdup(p->ast, spelling, strlen(spelling));
-	node->args = keyword.kind == TOK_ENUM ? parse_c_enumerators(p) : parse_c_fields(p);
-	parse_leave(p);
-	return node;
-}
-
-/*
- * definition := record-or-enum [ ';' ]
- *             | 'typedef' type-spec declarator ';'
- *
- * On entry the current token is the keyword; on return the current token
- * is what follows the definition, lexed in probe mode. bpftrace accepts a
- * definition without its ';' before a probe, so the ';' is optional.
- * Returns NULL for a declaration that defines nothing (`struct foo;`).
- */
-static struct node *parse_c_definition(struct parser *p)
-{
-	char spec[256];
-	struct node *node;
-
-	parse_enter(p);
-	if (parse_is_word(&p->tok, "typedef")) {
-		struct token keyword = parse_advance(p);
-		struct node *defined = parse_c_type_spec(p, spec, sizeof(spec));
-
-		node = parse_new(p, NODE_C_TYPEDEF, &keyword);
-		node->lhs = parse_c_declarator(p, spec, defined, false);
-		if (!node->lhs->string_value)
-			parse_fail_expected(p, "the typedef's name");
-		if (p->tok.kind != TOK_SEMICOLON)
-			parse_fail_expected(p, "';' after the typedef");
-		parse_advance_to_probe(p);
-	} else {
-		struct token keyword = p->tok;
-
-		node = parse_c_record_or_enum(p, spec, sizeof(spec));
-		if (!node && p->tok.kind != TOK_SEMICOLON)
-			parse_fail_at(p, &keyword, "expected '{' and a body, or ';', after '%s'", spec);
-		if (p->tok.kind == TOK_SEMICOLON) {
-			parse_advance_to_probe(p);
-		} else {
-			/* the token after '}' was lexed as an expression token: again, as a probe */
-			p->lexer.pos = p->tok.start;
-			p->tok = lex_probe_spec(&p->lexer);
-		}
-	}
-	parse_leave(p);
-	return node;
-}
-
-/*
- * map-declaration := 'let' MAP '=' IDENT '(' expression ')' [ ';' ]
- *
- * As current bpftrace: `let @m = lruhash(100);` before the probes. On
- * return the current token is what follows, lexed in probe mode.
- */
-static struct node *parse_map_declaration(struct parser *p)
-{
-	struct token keyword = parse_advance(p);
-	struct node *node;
-
-	if (p->tok.kind != TOK_MAP)
-		parse_fail_expected(p, "a @map after 'let' (a $variable is declared inside a probe)");
-	struct token map = parse_advance(p);
-	node = parse_new(p, NODE_MAP_DECL, &map);
-	node->name = parse_token_text(p, &map, 0);
-	parse_expect(p, TOK_ASSIGN, "'=' and the map's kind after the map's name");
-	if (p->tok.kind != TOK_IDENT)
-		parse_fail_expected(p, "a map kind (hash, lruhash, percpuhash, percpulruhash)");
-	struct token kind = parse_advance(p);
-	node->string_value = parse_token_text(p, &kind, 0);
-	node->string_length = kind.length;
-	parse_expect(p, TOK_LPAREN, "'(' and the map's number of entries");
-	node->lhs = parse_expression(p);
-	if (p->tok.kind != TOK_RPAREN)
-		parse_fail_expected(p, "')' after the number of entries");
-	(void)keyword;
-	parse_advance_to_probe(p);
-	if (p->tok.kind == TOK_SEMICOLON)
-		parse_advance_to_probe(p);
-	return node;
-}
-
 /* ---- probes ---- */
 
 /*
@@ -1367,96 +1058,6 @@ static struct node *parse_probe(struct parser *p)
 						      : "'{' after probe list");
 	parse_advance_to_probe(p);
 	return probe;
-}
-
-/* ---- the preamble ---- */
-
-/*
- * config := 'config' '=' '{' [ item { ';' item } [ ';' ] ] '}'
- * item   := IDENT '=' ( INT | STRING | IDENT )
- *
- * On entry the current token is the `config` word (lexed as a probe); the
- * keys are checked against the settings table later (compiler.c), where an
- * unknown one is reported at its place.
- */
-static void parse_config(struct parser *p)
-{
-	struct node **tail = &p->ast->config;
-
-	parse_advance(p);
-	parse_expect(p, TOK_ASSIGN, "'=' after config");
-	parse_expect(p, TOK_LBRACE, "'{' to open the config block");
-	while (p->tok.kind != TOK_RBRACE) {
-		struct token key = p->tok;
-		if (key.kind != TOK_IDENT)
-			parse_fail_expected(p, "a config key such as max_strlen");
-		parse_advance(p);
-		struct node *item = parse_new(p, NODE_ASSIGN, &key);
-		item->op = OP_NONE;
-		item->lhs = parse_new(p, NODE_BUILTIN, &key);
-		item->lhs->name = parse_token_text(p, &key, 0);
-		parse_expect(p, TOK_ASSIGN, "'=' after the config key");
-		struct token value = p->tok;
-		if (value.kind == TOK_INT) {
-			parse_advance(p);
-			item->rhs = parse_new(p, NODE_INT, &value);
-			item->rhs->int_value = value.int_value;
-		} else if (value.kind == TOK_STRING) {
-			item->rhs = parse_string(p);
-		} else if (value.kind == TOK_IDENT) {
-			parse_advance(p);
-			item->rhs = parse_new(p, NODE_BUILTIN, &value);
-			item->rhs->name = parse_token_text(p, &value, 0);
-		} else {
-			parse_fail_expected(p, "a number, a string or a word as the config value");
-		}
-		*tail = item;
-		tail = &item->next;
-		if (!parse_accept(p, TOK_SEMICOLON) && p->tok.kind != TOK_RBRACE)
-			parse_fail_expected(p, "';' or '}' after the config value");
-	}
-	parse_advance_to_probe(p);
-}
-
-/*
- * Words that start a construct of current bpftrace's preamble which sonde
- * does not have: a probe list cannot go on after them, so they are named
- * rather than reported as a malformed probe.
- */
-static const struct unsupported_word {
-	const char *word;
-	const char *message;
-} parse_unsupported_words[] = {
-	{ "macro", "macro definitions are not supported yet" },
-	{ "import", "import is not supported: sonde has no modules to import" },
-	{ "fn", "function definitions (fn) are not supported" },
-};
-
-/* The preamble word the current token is, when a probe list cannot follow:
- * handled (config) or reported (the unsupported ones). */
-static bool parse_preamble(struct parser *p, int probes_so_far)
-{
-	struct token word = p->tok;
-	struct lexer ahead = p->lexer;
-	struct token next = lex_next(&ahead);
-
-	if (word.kind != TOK_PROBE_SPEC || next.kind == TOK_LBRACE || next.kind == TOK_COMMA ||
-	    next.kind == TOK_SLASH || next.kind == TOK_EOF)
-		return false;
-	if (word.length == 6 && memcmp(word.start, "config", 6) == 0 && next.kind == TOK_ASSIGN) {
-		if (probes_so_far > 0 || p->ast->config)
-			parse_fail_at(p, &word, "a config block must come first, before any probe, "
-				      "and only once");
-		parse_config(p);
-		return true;
-	}
-	for (size_t i = 0; i < sizeof(parse_unsupported_words) / sizeof(parse_unsupported_words[0]);
-	     i++) {
-		const char *text = parse_unsupported_words[i].word;
-		if ((size_t)word.length == strlen(text) && memcmp(word.start, text, word.length) == 0)
-			parse_fail_at(p, &word, "%s", parse_unsupported_words[i].message);
-	}
-	return false;
 }
 
 /* Action blocks in one program. Each becomes at least one BPF program, that

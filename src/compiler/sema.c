@@ -100,9 +100,7 @@ struct map_desc *sema_map_for(struct sema *sema, struct node *map_node)
 	return &program->maps.items[map.id];
 }
 
-/* Widens a value type so both a and b fit: ints become 64-bit, strings take
- * the larger size. NULL when the two cannot share storage. */
-static struct type *merge_types(struct type *a, struct type *b)
+struct type *sema_merge_types(struct type *a, struct type *b)
 {
 	if (!a || a->kind == TYPE_NONE)
 		return b;
@@ -124,7 +122,7 @@ static struct type *merge_types(struct type *a, struct type *b)
 			return a; /* keeps its declared (bpftrace) size */
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
 		for (int i = 0; i < a->field_count; i++) {
-			elements[i] = merge_types(a->fields[i].type, b->fields[i].type);
+			elements[i] = sema_merge_types(a->fields[i].type, b->fields[i].type);
 			if (!elements[i]) {
 				free(elements);
 				return NULL;
@@ -214,7 +212,7 @@ struct map_desc *sema_check_map_access(struct sema *sema, struct node *map_node)
 			 describe_key(map));
 		return NULL;
 	} else if (map->key_type && key_type) {
-		struct type *merged = merge_types(map->key_type, key_type);
+		struct type *merged = sema_merge_types(map->key_type, key_type);
 		if (!merged || map->key_is_multi != is_multi) {
 			sema_error(sema, map_node->loc,
 				 "map %s is keyed by %s elsewhere; here the key is %s", map->name,
@@ -248,7 +246,7 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 		}
 		return;
 	}
-	struct type *merged = merge_types(map->value_type, value_type);
+	struct type *merged = sema_merge_types(map->value_type, value_type);
 	if (!merged) {
 		sema_error(sema, map_node->loc,
 			 "map %s holds %s elsewhere; it cannot also hold %s", map->name,
@@ -256,98 +254,6 @@ static void set_map_value(struct sema *sema, struct node *map_node, struct map_d
 		return;
 	}
 	map->value_type = merged;
-}
-
-/* ---- scratch variables ---- */
-
-/*
- * Variables declared with `let` are scoped by blocks, as in current
- * bpftrace: one declared inside an if, a loop or a { } block is gone after
- * it, and it hides an outer variable of the same name until its block
- * ends. A variable first assigned without `let` lives to the end of the
- * probe wherever it was assigned, as in bpftrace 0.17, whose scripts (its
- * own tcpconnect.bt and tcpdrop.bt among them) set a variable in both
- * branches of an if and read it after. Every variable is its own slot
- * (var_id); `visible` lists the `let` ones in scope, innermost last, and
- * `unscoped` the others.
- */
-static struct var_info *var_find(struct sema *sema, const char *name)
-{
-	for (int i = sema->visible.count - 1; i >= 0; i--) {
-		struct var_info *info = &sema->probe->vars.items[sema->visible.items[i]];
-		if (strcmp(info->name, name) == 0)
-			return info;
-	}
-	for (int i = 0; i < sema->unscoped.count; i++) {
-		struct var_info *info = &sema->probe->vars.items[sema->unscoped.items[i]];
-		if (strcmp(info->name, name) == 0)
-			return info;
-	}
-	return NULL;
-}
-
-/* Whether $name was in scope somewhere in this block (for the error). */
-static bool var_was_declared(struct sema *sema, const char *name)
-{
-	for (int i = 0; i < sema->probe->vars.count; i++)
-		if (strcmp(sema->probe->vars.items[i].name, name) == 0)
-			return true;
-	return false;
-}
-
-static struct var_info *var_declare(struct sema *sema, const char *name, struct type *type)
-{
-	struct var_info fresh = { .name = xstrdup(name), .type = type };
-	vec_push(&sema->probe->vars, fresh);
-	vec_push(&sema->visible, sema->probe->vars.count - 1);
-	return &sema->probe->vars.items[sema->probe->vars.count - 1];
-}
-
-/* A variable's first assignment without `let`: in scope to the probe's end. */
-static struct var_info *var_declare_unscoped(struct sema *sema, const char *name,
-					     struct type *type)
-{
-	struct var_info fresh = { .name = xstrdup(name), .type = type };
-	vec_push(&sema->probe->vars, fresh);
-	vec_push(&sema->unscoped, sema->probe->vars.count - 1);
-	return &sema->probe->vars.items[sema->probe->vars.count - 1];
-}
-
-/* `let $x; $x++` or `$x += n`: a declared variable without a value yet
- * starts as the integer 0, as bpftrace's `let` does. */
-static void var_default_int(struct sema *sema, struct node *var)
-{
-	struct var_info *info = var_find(sema, var->name);
-	if (info && (!info->type || info->type->kind == TYPE_NONE))
-		info->type = type_int(8, true);
-}
-
-static int scope_open(struct sema *sema)
-{
-	return sema->visible.count;
-}
-
-static void scope_close(struct sema *sema, int mark)
-{
-	sema->visible.count = mark;
-}
-
-static void var_assign(struct sema *sema, struct node *var, struct type *type)
-{
-	struct var_info *info = var_find(sema, var->name);
-	if (!info) {
-		info = var_declare_unscoped(sema, var->name, type);
-	} else if (type && type->kind != TYPE_NONE) {
-		struct type *merged = merge_types(info->type, type);
-		if (!merged) {
-			sema_error(sema, var->loc, "$%s holds %s; it cannot also hold %s", var->name,
-				 type_name(info->type), type_name(type));
-			return;
-		}
-		info->type = merged;
-	}
-	var->var_id = (int)(info - sema->probe->vars.items);
-	var->type = info->type;
 }
 
 /* ---- identifiers: builtin variables and constants ---- */
@@ -723,8 +629,8 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		node->is_constant = true;
 		break;
 	case NODE_VAR: {
-		struct var_info *info = var_find(sema, node->name);
-		if (!info && var_was_declared(sema, node->name)) {
+		struct var_info *info = sema_var_find(sema, node->name);
+		if (!info && sema_var_was_declared(sema, node->name)) {
 			sema_error(sema, node->loc, "$%s is not in scope here: it was declared with let "
 				   "inside a block that has ended; declare it before the block (let $%s;)",
 				   node->name, node->name);
@@ -771,7 +677,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 				node->lhs->type = map->value_type;
 			}
 		} else {
-			var_default_int(sema, node->lhs);
+			sema_var_default_int(sema, node->lhs);
 			sema_check_expr(sema, node->lhs);
 		}
 		if (node->lhs->type && node->lhs->type->kind != TYPE_NONE && !sema_is_int(node->lhs))
@@ -788,7 +694,7 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		if (node->cond->type && node->cond->type->kind != TYPE_NONE && !sema_is_int(node->cond))
 			sema_error(sema, node->cond->loc, "condition must be an integer, not %s",
 				 type_name(node->cond->type));
-		node->type = merge_types(node->lhs->type, node->rhs->type);
+		node->type = sema_merge_types(node->lhs->type, node->rhs->type);
 		if (!node->type) {
 			sema_error(sema, node->loc, "both branches of '?:' must have the same type (%s vs %s)",
 				 type_name(node->lhs->type), type_name(node->rhs->type));
@@ -880,7 +786,7 @@ static void check_assign(struct sema *sema, struct node *node)
 		}
 	}
 	if (!node->rhs) { /* `let $x;`: a new variable, typed by its first assignment */
-		struct var_info *info = var_declare(sema, target->name, declared ? declared : type_none());
+		struct var_info *info = sema_var_declare(sema, target->name, declared ? declared : type_none());
 		target->var_id = (int)(info - sema->probe->vars.items);
 		target->type = info->type;
 		return;
@@ -892,14 +798,14 @@ static void check_assign(struct sema *sema, struct node *node)
 				 node->name, type_name(node->rhs->type));
 			return;
 		}
-		struct var_info *info = var_declare(sema, target->name, declared);
+		struct var_info *info = sema_var_declare(sema, target->name, declared);
 		target->var_id = (int)(info - sema->probe->vars.items);
 		target->type = info->type;
 		return;
 	}
 	sema_check_expr(sema, node->rhs);
 	if (node->is_declaration) /* let $x = value: its type is the value's */
-		var_declare(sema, target->name, type_none());
+		sema_var_declare(sema, target->name, type_none());
 	if (node->op != OP_ASSIGN)
 		sema_check_operand_range(sema, node, node->op, node->rhs, node->loc);
 	struct type *value = node->rhs->type;
@@ -911,7 +817,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 		if (node->op != OP_ASSIGN) {
-			var_default_int(sema, target);
+			sema_var_default_int(sema, target);
 			sema_check_expr(sema, target);
 			if (target->type && target->type->kind != TYPE_NONE && !sema_is_int(target))
 				sema_error(sema, node->loc, "'%s=' needs an integer, not %s", op_spelling(node->op),
@@ -927,7 +833,7 @@ static void check_assign(struct sema *sema, struct node *node)
 				 "one of its fields", type_name(value));
 			return;
 		}
-		var_assign(sema, target, value);
+		sema_var_assign(sema, target, value);
 		return;
 	}
 	if (target->kind != NODE_MAP) {
@@ -1008,13 +914,13 @@ static void check_stmt(struct sema *sema, struct node *node)
 			sema_error(sema, node->cond->loc, "range start must be an integer");
 		if (node->rhs->type && node->rhs->type->kind != TYPE_NONE && !sema_is_int(node->rhs))
 			sema_error(sema, node->rhs->loc, "range end must be an integer");
-		int mark = scope_open(sema);
-		var_declare(sema, node->lhs->name, type_none()); /* the loop's own $i */
-		var_assign(sema, node->lhs, type_int(8, true));
+		int mark = sema_scope_open(sema);
+		sema_var_declare(sema, node->lhs->name, type_none()); /* the loop's own $i */
+		sema_var_assign(sema, node->lhs, type_int(8, true));
 		sema->loop_depth++;
 		check_block(sema, node->body);
 		sema->loop_depth--;
-		scope_close(sema, mark);
+		sema_scope_close(sema, mark);
 		break;
 	}
 	case NODE_FOR_MAP: {
@@ -1039,9 +945,9 @@ static void check_stmt(struct sema *sema, struct node *node)
 			break;
 		}
 		struct type *pair[2] = { map->key_type, map->value_type };
-		int mark = scope_open(sema); /* each loop's $kv is its own */
-		var_declare(sema, node->lhs->name, type_none());
-		var_assign(sema, node->lhs, type_tuple(pair, 2));
+		int mark = sema_scope_open(sema); /* each loop's $kv is its own */
+		sema_var_declare(sema, node->lhs->name, type_none());
+		sema_var_assign(sema, node->lhs, type_tuple(pair, 2));
 		if (node->lhs->var_id >= 0 && node->lhs->var_id < sema->probe->vars.count)
 			sema->probe->vars.items[node->lhs->var_id].loop_local = true;
 		sema->loop_depth++;
@@ -1049,7 +955,7 @@ static void check_stmt(struct sema *sema, struct node *node)
 		check_block(sema, node->body);
 		sema->map_loop_depth--;
 		sema->loop_depth--;
-		scope_close(sema, mark);
+		sema_scope_close(sema, mark);
 		break;
 	}
 	case NODE_BREAK:
@@ -1083,9 +989,9 @@ static void check_stmts(struct sema *sema, struct node *list)
 /* The statements of a block: what they declare ends with them. */
 static void check_block(struct sema *sema, struct node *list)
 {
-	int mark = scope_open(sema);
+	int mark = sema_scope_open(sema);
 	check_stmts(sema, list);
-	scope_close(sema, mark);
+	sema_scope_close(sema, mark);
 }
 
 static void check_probe_body(struct sema *sema, struct probe_info *probe, struct probe_point *point)
@@ -1207,122 +1113,9 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 	return 0;
 }
 
-/* Rewrites has_key(@m, k...) and delete(@m, k...) into the @m[k...] form
- * once, so the checks (which run several times) see a stable tree. */
-static void desugar(struct node *node)
-{
-	for (; node; node = node->next) {
-		const struct function_def *def = node->kind == NODE_CALL || node->kind == NODE_BUILTIN
-							 ? function_lookup(node->name) : NULL;
-		if (node->kind == NODE_CALL && def && def->key_follows_map && node->args &&
-		    node->args->kind == NODE_MAP && !node->args->args && node->args->next) {
-			struct node *key = node->args->next;
-			/* has_key(@m, (a, b)), as current bpftrace writes a
-			 * multi-key map's key, is @m[a, b] */
-			node->args->args = key->kind == NODE_TUPLE && !key->next ? key->args : key;
-			node->args->next = NULL;
-		}
-		/* a bare `kstack` is kstack() with the defaults */
-		if (node->kind == NODE_BUILTIN && def && def->callable_bare)
-			node->kind = NODE_CALL;
-		struct node *children[] = { node->lhs, node->rhs, node->cond, node->then, node->els,
-					    node->body, node->args, node->predicate };
-		for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
-			desugar(children[i]);
-	}
-}
-
-/* ---- joining a line's printf calls ---- */
-
-static bool is_printf_statement(const struct node *stmt)
-{
-	const struct function_def *def = stmt->kind == NODE_EXPR_STMT && stmt->lhs->kind == NODE_CALL
-						 ? function_lookup(stmt->lhs->name) : NULL;
-	return def && def->joins_lines && stmt->lhs->args &&
-	       stmt->lhs->args->kind == NODE_STRING;
-}
-
-/* An `if` whose condition folded to a constant, and whose taken branch
- * holds nothing but printf calls: a tool's optional column. */
-static struct node *known_printf_branch(const struct node *stmt, bool *is_known)
-{
-	*is_known = false;
-	if (stmt->kind != NODE_IF || !stmt->cond->is_constant || !stmt->cond->type ||
-	    stmt->cond->type->kind != TYPE_INT)
-		return NULL;
-	struct node *branch = stmt->cond->const_value ? stmt->then : stmt->els;
-	for (struct node *inner = branch; inner; inner = inner->next)
-		if (!is_printf_statement(inner))
-			return NULL;
-	*is_known = true;
-	return branch;
-}
-
-/*
- * Joins printf calls that follow each other in a statement list into one
- * call, taking in the optional columns of `if (OPTION) { printf(...); }`
- * once OPTION is known: one ring-buffer record per line instead of several,
- * so that the lines of events on two CPUs cannot interleave, and a tool's
- * line costs one helper call. Runs between the silent and the reporting
- * pass, which then checks the joined call like any other.
- */
-static void join_printf_runs(struct ast *ast, struct node **link)
-{
-	while (*link) {
-		struct node *stmt = *link;
-		bool is_known;
-		struct node *branch = known_printf_branch(stmt, &is_known);
-		if (is_known) {
-			/* splice the taken branch in place of the if */
-			struct node *last = branch;
-			while (last && last->next)
-				last = last->next;
-			if (last) {
-				last->next = stmt->next;
-				*link = branch;
-			} else {
-				*link = stmt->next;
-			}
-			continue;
-		}
-		if (stmt->kind == NODE_IF) {
-			join_printf_runs(ast, &stmt->then);
-			join_printf_runs(ast, &stmt->els);
-		} else if (stmt->body) {
-			join_printf_runs(ast, &stmt->body);
-		}
-		if (is_printf_statement(stmt) && stmt->next) {
-			struct node *following = stmt->next;
-			bool next_known = false;
-			if (!is_printf_statement(following))
-				known_printf_branch(following, &next_known);
-			if (next_known) {
-				/* flatten it first, then look again */
-				join_printf_runs(ast, &stmt->next);
-				continue;
-			}
-			if (is_printf_statement(following)) {
-				struct node *format = stmt->lhs->args, *other = following->lhs->args;
-				size_t length = strlen(format->string_value) + strlen(other->string_value);
-				char *joined = xasprintf("%s%s", format->string_value, other->string_value);
-				format->string_value = ast_strdup(ast, joined, length);
-				format->string_length = (int)length;
-				free(joined);
-				struct node *tail = format;
-				while (tail->next)
-					tail = tail->next;
-				tail->next = other->next;
-				stmt->next = following->next;
-				continue;
-			}
-		}
-		link = &stmt->next;
-	}
-}
-
 int sema_analyze(struct sema *sema, struct ast *ast)
 {
-	desugar(ast->probes);
+	sema_desugar(ast->probes);
 	sema->report = true;
 	int failures = sema_define_types(sema, ast->definitions) < 0;
 	failures += sema_declare_maps(sema, ast->definitions) < 0;
@@ -1367,7 +1160,7 @@ int sema_analyze(struct sema *sema, struct ast *ast)
 	for (int i = 0; i < sema->probes.count; i++)
 		check_probe_body(sema, &sema->probes.items[i], sema->probes.items[i].points.items[0]);
 	for (int i = 0; sema->options->join_printf && i < sema->probes.count; i++)
-		join_printf_runs(ast, &sema->probes.items[i].node->body);
+		sema_join_printf_runs(ast, &sema->probes.items[i].node->body);
 	sema->report = true;
 	sema->error_count = 0;
 	for (int i = 0; i < sema->probes.count; i++)

@@ -77,4 +77,25 @@ void sema_check_unary(struct sema *sema, struct node *node);
 void sema_check_operand_range(struct sema *sema, struct node *node, enum op op, struct node *rhs,
 			      struct src_loc loc);
 
+/* Scratch variables (sema_vars.c). */
+/* The $name in scope: the innermost `let` one, else one assigned without `let`. */
+struct var_info *sema_var_find(struct sema *sema, const char *name);
+/* Whether $name was in scope somewhere in this block (for the error). */
+bool sema_var_was_declared(struct sema *sema, const char *name);
+/* `let $name`: a new slot, visible until its block's scope closes. */
+struct var_info *sema_var_declare(struct sema *sema, const char *name, struct type *type);
+void sema_var_default_int(struct sema *sema, struct node *var);
+/* A block's scope: open returns the mark that close goes back to. */
+int sema_scope_open(struct sema *sema);
+void sema_scope_close(struct sema *sema, int mark);
+/* $var = value of type: finds or makes its slot, widening its type. */
+void sema_var_assign(struct sema *sema, struct node *var, struct type *type);
+/* Widens a value type so both a and b fit: ints become 64-bit, strings take
+ * the larger size. NULL when the two cannot share storage. */
+struct type *sema_merge_types(struct type *a, struct type *b);
+
+/* Rewrites of the tree around the checks (sema_rewrite.c). */
+void sema_desugar(struct node *node);
+void sema_join_printf_runs(struct ast *ast, struct node **link);
+
 #endif
