@@ -77,12 +77,16 @@ static struct value generate_lhist(struct codegen *gen, struct node *call)
 	return value_none();
 }
 
-/* lhist boundaries: 0, and multiples of 1M or 1K with a suffix. */
-static void put_lhist_number(struct strbuf *sb, int64_t number)
+/* lhist boundaries: with a step of whole KiB, multiples of 1M or 1K with a
+ * suffix (0.17 put the suffix on any such boundary, `[512, 1K)`; current
+ * bpftrace only when the step is whole KiB, `[512, 1024)`). */
+static void put_lhist_number(struct strbuf *sb, const struct type *type, int64_t number)
 {
-	if (number != 0 && number % (1024 * 1024) == 0)
+	bool suffixed = type->lhist_step % 1024 == 0 && number != 0;
+
+	if (suffixed && number % (1024 * 1024) == 0)
 		strbuf_printf(sb, "%lldM", (long long)(number / (1024 * 1024)));
-	else if (number != 0 && number % 1024 == 0)
+	else if (suffixed && number % 1024 == 0)
 		strbuf_printf(sb, "%lldK", (long long)(number / 1024));
 	else
 		strbuf_printf(sb, "%lld", (long long)number);
@@ -101,17 +105,22 @@ static void put_lhist_label(struct strbuf *sb, const struct type *type, int inde
 
 	if (index == 0) {
 		strbuf_puts(sb, "(..., ");
-		put_lhist_number(sb, type->lhist_min);
+		put_lhist_number(sb, type, type->lhist_min);
 		strbuf_putc(sb, ')');
 	} else if (index == n + 1) {
 		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type->lhist_max);
+		put_lhist_number(sb, type, type->lhist_max);
 		strbuf_puts(sb, ", ...)");
+	} else if (type->lhist_step == 1) {
+		/* a bucket of one value: [3], as current bpftrace (0.17: [3, 4)) */
+		strbuf_putc(sb, '[');
+		put_lhist_number(sb, type, type->lhist_min + index - 1);
+		strbuf_putc(sb, ']');
 	} else {
 		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type->lhist_min + (index - 1) * type->lhist_step);
+		put_lhist_number(sb, type, type->lhist_min + (index - 1) * type->lhist_step);
 		strbuf_puts(sb, ", ");
-		put_lhist_number(sb, type->lhist_min + index * type->lhist_step);
+		put_lhist_number(sb, type, type->lhist_min + index * type->lhist_step);
 		strbuf_putc(sb, ')');
 	}
 }

@@ -108,6 +108,34 @@ void format_json_string(struct strbuf *sb, const char *text, size_t length)
 	strbuf_putc(sb, '"');
 }
 
+/*
+ * An integer as text, or as JSON. JSON numbers are doubles to most readers,
+ * so one a double cannot hold exactly (beyond 2^53, most of them) is written
+ * as a string of its digits, as current bpftrace writes it (RFC 8259, 6).
+ */
+void format_number(struct strbuf *sb, uint64_t value, bool is_signed, bool json)
+{
+	char digits[24];
+
+	if (is_signed)
+		snprintf(digits, sizeof(digits), "%lld", (long long)(int64_t)value);
+	else
+		snprintf(digits, sizeof(digits), "%llu", (unsigned long long)value);
+	/* the range checks keep the conversions back defined (2^63 rounds up) */
+	bool exact;
+	if (is_signed) {
+		double d = (double)(int64_t)value;
+		exact = d < 0x1p63 && (int64_t)d == (int64_t)value;
+	} else {
+		double d = (double)value;
+		exact = d < 0x1p64 && (uint64_t)d == value;
+	}
+	if (json && !exact)
+		format_json_string(sb, digits, strlen(digits));
+	else
+		strbuf_puts(sb, digits);
+}
+
 /* ---- single values ---- */
 
 static void format_inet(struct strbuf *sb, const void *data)
@@ -297,20 +325,18 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 			strbuf_puts(sb, enumerator);
 		} else if (type->is_bool) {
 			strbuf_puts(sb, raw ? "true" : "false"); /* JSON's literals too */
-		} else if (type->is_signed)
-			strbuf_printf(sb, "%lld", (long long)(int64_t)raw);
-		else
-			strbuf_printf(sb, "%llu", (unsigned long long)raw);
+		} else {
+			format_number(sb, raw, type->is_signed, json);
+		}
 		break;
 	}
 	case TYPE_POINTER:
-		/* bpftrace 0.17 prints pointer values in maps as signed decimals;
-		 * inside a printed struct (which 0.17 cannot print) addresses read
-		 * better in hex, as current bpftrace shows them */
-		if (natural)
-			strbuf_printf(sb, "0x%llx", (unsigned long long)format_read_u64(data));
+		/* hex, as current bpftrace prints addresses (0.17: signed decimal);
+		 * JSON keeps the number */
+		if (json)
+			format_number(sb, format_read_u64(data), false, true);
 		else
-			strbuf_printf(sb, "%lld", (long long)(int64_t)format_read_u64(data));
+			strbuf_printf(sb, "0x%llx", (unsigned long long)format_read_u64(data));
 		break;
 	case TYPE_STRING: {
 		size_t length = strnlen(bytes, type->size);

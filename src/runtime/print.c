@@ -6,11 +6,13 @@
  * copies into one value, sorts, and writes text or JSON in bpftrace's
  * layout. The layouts of keys and values are the ones program.h describes.
  *
- * Three shapes, as in bpftrace:
- *  - plain maps, one line per key ("@m[a, b]: 5"). Counts, sums, integers,
- *    min and max sort by value; strings, tuples and addresses by key.
- *  - avg and stats, one line per key, sorted by average; text output ends
- *    with an extra blank line.
+ * One layout serves every map (put_map), as current bpftrace prints them:
+ * sorted entries, each "@m[key]: value" (a histogram on the lines under
+ * "@m[key]:", then a blank line), and what sorts and what prints after the
+ * key differs by the values:
+ *  - plain values, count, sum, min, max: by value for numbers; strings,
+ *    tuples and addresses by key.
+ *  - avg and stats: by average; stats prints { .count, .average, .total }.
  *  - hist and lhist, whose BPF key carries a bucket number after the user
  *    key: entries are grouped by user key, and each group is drawn as bars
  *    from its lowest to its highest non-empty bucket. Groups sort by their
@@ -208,14 +210,6 @@ static uint64_t divide(uint64_t value, bool is_signed, int div)
 	return value / (uint64_t)div;
 }
 
-static void put_number(struct strbuf *sb, uint64_t value, bool is_signed)
-{
-	if (is_signed)
-		strbuf_printf(sb, "%lld", (long long)(int64_t)value);
-	else
-		strbuf_printf(sb, "%llu", (unsigned long long)value);
-}
-
 /* ---- keys ---- */
 
 /* Key order by meaning: numbers numerically, strings alphabetically. */
@@ -293,9 +287,11 @@ static void put_json_string(struct strbuf *sb, const char *text, size_t length)
 	format_value(sb, &string_type, text, true);
 }
 
-/* Text: "@name[key]: "; JSON: "\"key\": " (nothing for maps without keys). */
+/* Text: "@name[key]: ", or "@name[key]:" and a new line when the value
+ * takes lines of its own (a histogram); JSON: "\"key\": " (nothing for maps
+ * without keys). */
 static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
-			    const unsigned char *key, bool json)
+			    const unsigned char *key, bool json, bool value_below)
 {
 	if (json) {
 		if (!map->key_type)
@@ -314,7 +310,7 @@ static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
 		put_key_elements(sb, map, key, false);
 		strbuf_putc(sb, ']');
 	}
-	strbuf_puts(sb, ": ");
+	strbuf_puts(sb, value_below ? ":\n" : ": ");
 }
 
 static void put_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind)
@@ -381,6 +377,49 @@ static int first_shown(int count, int top)
 	return top > 0 && count > top ? count - top : 0;
 }
 
+/* ---- the layout every map shares ---- */
+
+/* Writes one entry's value after its key (put_entry_start). */
+typedef void put_value_fn(struct strbuf *sb, const struct map_desc *map,
+			  const struct map_snapshot *snap, const struct print_entry *entry,
+			  int div, bool json);
+
+struct map_layout {
+	const char *json_kind;  /* the JSON record's "type": map, stats, hist */
+	bool value_below;       /* the value takes lines of its own (histograms) */
+	put_value_fn *put_value;
+};
+
+/*
+ * Every map prints the same way, whatever its values: entries sorted
+ * (`order`), the last `top` of them, in text one "@m[key]: value" line each
+ * (a histogram under "@m[key]:", then a blank line); in JSON one record,
+ * {"type": KIND, "data": {"@m": {"key": value, ...}}} ({"@m": value} without
+ * keys). A map without entries prints nothing, as in current bpftrace
+ * (0.17 printed an empty line in text).
+ */
+static void put_map(struct strbuf *sb, const struct map_desc *map, const struct map_snapshot *snap,
+		    struct print_entry *entries, int count, const struct sort_context *order,
+		    int top, int div, bool json, const struct map_layout *layout)
+{
+	qsort_r(entries, count, sizeof(*entries), compare_entries, (void *)order);
+	if (count == 0)
+		return;
+	int first = first_shown(count, top);
+	if (json)
+		put_json_header(sb, map, layout->json_kind);
+	for (int i = first; i < count; i++) {
+		if (json && i > first)
+			strbuf_puts(sb, ", ");
+		put_entry_start(sb, map, entries[i].key, json, layout->value_below);
+		layout->put_value(sb, map, snap, &entries[i], div, json);
+		if (!json)
+			strbuf_putc(sb, '\n');
+	}
+	if (json)
+		put_json_footer(sb, map);
+}
+
 /* ---- plain maps ---- */
 
 static bool sorts_by_value(enum type_kind kind)
@@ -389,36 +428,29 @@ static bool sorts_by_value(enum type_kind kind)
 }
 
 static void put_plain_value(struct strbuf *sb, const struct map_desc *map,
-			    const struct print_entry *entry, int div, bool json)
+			    const struct map_snapshot *snap, const struct print_entry *entry,
+			    int div, bool json)
 {
 	const struct type *type = map->value_type;
 
-	switch (type->kind) {
-	case TYPE_INT:
-		if (type->int_names || type->strftime_format || type->is_bool ||
-		    (type->enumeration && !json && div <= 1)) {
-			format_value(sb, type, entry->value, json);
-			break;
-		}
-		/* fall through */
-	case TYPE_AGGREGATION: /* the folded number of count, sum, min, max */
-		put_number(sb, divide(entry->order, type->is_signed, div), type->is_signed);
-		break;
-	case TYPE_POINTER:
-		put_number(sb, divide(print_read_u64(entry->value), true, div), true);
-		break;
-	default:
-		format_value(sb, type, entry->value, json);
-		break;
+	if (type->kind == TYPE_AGGREGATION || (type->kind == TYPE_INT && !type->int_names &&
+					       !type->strftime_format && !type->is_bool &&
+					       !(type->enumeration && !json && div <= 1))) {
+		/* the folded number of count, sum, min, max; plain integers */
+		format_number(sb, divide(entry->order, type->is_signed, div), type->is_signed, json);
+		return;
 	}
+	format_value(sb, type, entry->value, json);
 }
+
+static const struct map_layout plain_layout = { "map", false, put_plain_value };
 
 void print_map_numbers(struct strbuf *sb, const struct map_desc *map,
 		       const struct map_snapshot *snap, int top, int div, bool json)
 {
 	const struct type *type = map->value_type;
 	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
-	struct sort_context context = {
+	struct sort_context order = {
 		.map = map,
 		.user_key_size = snapshot_user_key_size(map),
 		.by_value = sorts_by_value(type->kind),
@@ -430,40 +462,48 @@ void print_map_numbers(struct strbuf *sb, const struct map_desc *map,
 		entries[i].value = snapshot_value(snap, i);
 		entries[i].order = snapshot_fold(snap, type, entries[i].value);
 	}
-	qsort_r(entries, snap->count, sizeof(*entries), compare_entries, &context);
-
-	int first = first_shown(snap->count, top);
-	if (json) {
-		if (snap->count) {
-			put_json_header(sb, map, "map");
-			for (int i = first; i < snap->count; i++) {
-				if (i > first)
-					strbuf_puts(sb, ", ");
-				put_entry_start(sb, map, entries[i].key, true);
-				put_plain_value(sb, map, &entries[i], div, true);
-			}
-			put_json_footer(sb, map);
-		}
-	} else {
-		for (int i = first; i < snap->count; i++) {
-			put_entry_start(sb, map, entries[i].key, false);
-			put_plain_value(sb, map, &entries[i], div, false);
-			strbuf_putc(sb, '\n');
-		}
-		if (snap->count == 0)
-			strbuf_putc(sb, '\n');
-	}
+	put_map(sb, map, snap, entries, snap->count, &order, top, div, json, &plain_layout);
 	free(entries);
 }
 
 /* ---- avg and stats ---- */
+
+static void put_average(struct strbuf *sb, const struct map_desc *map,
+			const struct map_snapshot *snap, const struct print_entry *entry,
+			int div, bool json)
+{
+	bool is_signed = map->value_type->is_signed;
+
+	format_number(sb, divide(entry->order, is_signed, div), is_signed, json);
+}
+
+/* stats: { .count = 2, .average = 6, .total = 13 } as current bpftrace
+ * prints the record (0.17: "count 2, average 6, total 13"); JSON's object
+ * has the same fields */
+static void put_stats(struct strbuf *sb, const struct map_desc *map,
+		      const struct map_snapshot *snap, const struct print_entry *entry,
+		      int div, bool json)
+{
+	bool is_signed = map->value_type->is_signed;
+
+	strbuf_puts(sb, json ? "{\"count\": " : "{ .count = ");
+	format_number(sb, aggregation_fold_sum(snap, entry->value, 1), false, json);
+	strbuf_puts(sb, json ? ", \"average\": " : ", .average = ");
+	put_average(sb, map, snap, entry, div, json);
+	strbuf_puts(sb, json ? ", \"total\": " : ", .total = ");
+	format_number(sb, aggregation_fold_sum(snap, entry->value, 0), is_signed, json);
+	strbuf_puts(sb, json ? "}" : " }");
+}
+
+static const struct map_layout average_layout = { "stats", false, put_average };
+static const struct map_layout stats_layout = { "stats", false, put_stats };
 
 void print_map_averages(struct strbuf *sb, const struct map_desc *map,
 			const struct map_snapshot *snap, int top, int div, bool json, bool is_stats)
 {
 	const struct type *type = map->value_type;
 	struct print_entry *entries = xcalloc(snap->count, sizeof(*entries));
-	struct sort_context context = {
+	struct sort_context order = {
 		.map = map,
 		.user_key_size = snapshot_user_key_size(map),
 		.by_value = true,
@@ -476,50 +516,11 @@ void print_map_averages(struct strbuf *sb, const struct map_desc *map,
 		entries[i].value = snapshot_value(snap, i);
 		entries[i].order = aggregation_fold_average(snap, entries[i].value, type->is_signed);
 	}
-	qsort_r(entries, snap->count, sizeof(*entries), compare_entries, &context);
-
 	/* print(@s, top, div) leaves stats() maps whole, as bpftrace does. */
-	if (is_stats) {
-		top = 0;
-		div = 1;
-	}
-	int first = first_shown(snap->count, top);
-	if (json && snap->count)
-		put_json_header(sb, map, "stats");
-	for (int i = first; i < snap->count; i++) {
-		const struct print_entry *entry = &entries[i];
-		uint64_t average = divide(entry->order, type->is_signed, div);
-		uint64_t count = aggregation_fold_sum(snap, entry->value, 1);
-		uint64_t total = aggregation_fold_sum(snap, entry->value, 0);
-
-		if (json && i > first)
-			strbuf_puts(sb, ", ");
-		put_entry_start(sb, map, entry->key, json);
-		if (!is_stats) {
-			put_number(sb, average, type->is_signed);
-		} else if (json) {
-			strbuf_printf(sb, "{\"count\": %llu, \"average\": ", (unsigned long long)count);
-			put_number(sb, average, type->is_signed);
-			strbuf_puts(sb, ", \"total\": ");
-			put_number(sb, total, type->is_signed);
-			strbuf_putc(sb, '}');
-		} else {
-			strbuf_printf(sb, "count %llu, average ", (unsigned long long)count);
-			put_number(sb, average, type->is_signed);
-			strbuf_puts(sb, ", total ");
-			put_number(sb, total, type->is_signed);
-		}
-		if (!json)
-			strbuf_putc(sb, '\n');
-	}
-	if (json) {
-		if (snap->count)
-			put_json_footer(sb, map);
-	} else {
-		if (snap->count == 0)
-			strbuf_putc(sb, '\n');
-		strbuf_putc(sb, '\n');
-	}
+	if (is_stats)
+		put_map(sb, map, snap, entries, snap->count, &order, 0, 1, json, &stats_layout);
+	else
+		put_map(sb, map, snap, entries, snap->count, &order, top, div, json, &average_layout);
 	free(entries);
 }
 
@@ -553,7 +554,9 @@ static void put_histogram(struct strbuf *sb, const struct type *type, const uint
 				strbuf_puts(sb, ", ");
 			strbuf_putc(sb, '{');
 			type->aggregation->put_bucket_bounds(sb, type, i);
-			strbuf_printf(sb, "\"count\": %llu}", (unsigned long long)shown);
+			strbuf_puts(sb, "\"count\": ");
+			format_number(sb, shown, false, true);
+			strbuf_putc(sb, '}');
 		} else {
 			struct strbuf label;
 			char bar[PRINT_BAR_WIDTH + 1];
@@ -668,18 +671,25 @@ void snapshot_histograms_free(struct print_entry *groups, int count)
 	free(groups);
 }
 
+static void put_histogram_value(struct strbuf *sb, const struct map_desc *map,
+				const struct map_snapshot *snap, const struct print_entry *entry,
+				int div, bool json)
+{
+	put_histogram(sb, map->value_type, entry->buckets, entry->bucket_count, div, json);
+}
+
+static const struct map_layout histogram_layout = { "hist", true, put_histogram_value };
+
 void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
 			  const struct map_snapshot *snap, int top, int div, bool json)
 {
-	const struct type *type = map->value_type;
 	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
-	int key_bytes = is_array ? 0 : snapshot_user_key_size(map);
 	struct print_entry *groups;
 	int group_count = snapshot_histograms(map, snap, &groups);
 	static const unsigned char no_key[8];
 
 	/* zero(@h) of a histogram without keys: bpftrace keeps a zeroed entry
-	 * and prints `@h: ` with no buckets; an array's entry looks the same
+	 * and prints `@h:` with no buckets; an array's entry looks the same
 	 * whether zeroed or never reached, so the runtime remembers zero() */
 	if (group_count == 0 && is_array && map->zeroed) {
 		groups = xrealloc(groups, sizeof(*groups));
@@ -687,32 +697,13 @@ void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
 		group_count = 1;
 	}
 
-	struct sort_context context = {
+	struct sort_context order = {
 		.map = map,
-		.user_key_size = key_bytes,
+		.user_key_size = is_array ? 0 : snapshot_user_key_size(map),
 		.by_value = true,
 		.ties_by_bytes = true,
 	};
-	qsort_r(groups, group_count, sizeof(*groups), compare_entries, &context);
-
-	int first = first_shown(group_count, top);
-	if (json && group_count)
-		put_json_header(sb, map, "hist");
-	for (int i = first; i < group_count; i++) {
-		if (i > first)
-			strbuf_puts(sb, json ? ", " : "\n");
-		put_entry_start(sb, map, groups[i].key, json);
-		if (!json)
-			strbuf_putc(sb, '\n');
-		put_histogram(sb, type, groups[i].buckets, groups[i].bucket_count, div, json);
-	}
-	if (json) {
-		if (group_count)
-			put_json_footer(sb, map);
-	} else {
-		strbuf_putc(sb, '\n');
-	}
-
+	put_map(sb, map, snap, groups, group_count, &order, top, div, json, &histogram_layout);
 	snapshot_histograms_free(groups, group_count);
 }
 

@@ -103,6 +103,8 @@ void print_value(const struct output *out, const struct type *type, const void *
 void format_event(struct strbuf *sb, const struct event_desc *event, const void *record);
 /* Appends text as a quoted JSON string (control characters escaped). */
 void format_json_string(struct strbuf *sb, const char *text, size_t length);
+/* An integer; in JSON, one a double cannot hold exactly becomes a string. */
+void format_number(struct strbuf *sb, uint64_t value, bool is_signed, bool json);
 /* Text of one value as bpftrace shows it inside map keys, tuples and print(). */
 void format_value(struct strbuf *sb, const struct type *type, const void *data, bool json);
 /* A kstack/ustack value (struct stack_value): its frames read from the
