@@ -274,6 +274,18 @@ static void declare_locals(struct node *body, const struct node *macro)
 	free(seen.names);
 }
 
+/* Has copying made more nodes than MACRO_MAX_NODES? Reported once. */
+static bool over_size(struct expander *ex, struct src_loc loc)
+{
+	if (ex->copied <= MACRO_MAX_NODES)
+		return false;
+	if (!ex->too_large)
+		expander_error(ex, loc, "macro expansion makes the program too large "
+			       "(more than %d nodes)", MACRO_MAX_NODES);
+	ex->too_large = true;
+	return true;
+}
+
 static const char *plural(int n)
 {
 	return n == 1 ? "" : "s";
@@ -373,13 +385,8 @@ static struct node *expand(struct expander *ex, struct node *macro, struct node 
 	struct node *result = ast_new_node(ex->ast, NODE_BLOCK_EXPR, call->loc);
 	result->body = copy_tree(ex, macro->body, true);
 	result->lhs = copy_tree(ex, macro->lhs, false);
-	if (ex->copied > MACRO_MAX_NODES) {
-		if (!ex->too_large)
-			expander_error(ex, call->loc, "macro expansion makes the program too large "
-				       "(more than %d nodes)", MACRO_MAX_NODES);
-		ex->too_large = true;
+	if (over_size(ex, call->loc))
 		return NULL;
-	}
 	declare_locals(result->body, macro);
 	struct frame inner = { .macro = macro, .bound = bound, .outer = frame, .chain = chain };
 	rewrite_list(ex, &result->body, &inner, depth + 1);
@@ -399,6 +406,31 @@ static struct node *called_macro(const struct expander *ex, const struct node *n
 	return find_macro(ex->ast, node->name);
 }
 
+/* Would a node of this subtree (with `next_too`, of this list) stand deeper
+ * than MACRO_MAX_DEPTH when its root is at depth? Looks no deeper itself. */
+static bool too_deep(const struct node *node, int depth, bool next_too)
+{
+	for (; node; node = next_too ? node->next : NULL) {
+		if (depth > MACRO_MAX_DEPTH)
+			return true;
+		const struct node *single[] = { node->lhs, node->rhs, node->cond, node->predicate };
+		const struct node *lists[] = { node->then, node->els, node->body, node->args };
+		for (size_t i = 0; i < 4; i++)
+			if (too_deep(single[i], depth + 1, node->kind == NODE_TUPLE && i == 1) ||
+			    too_deep(lists[i], depth + 1, true))
+				return true;
+	}
+	return false;
+}
+
+static void report_too_deep(struct expander *ex, struct src_loc loc)
+{
+	if (!ex->too_large)
+		expander_error(ex, loc, "macro expansion nests the program too deeply "
+			       "(more than %d levels)", MACRO_MAX_DEPTH);
+	ex->too_large = true;
+}
+
 /*
  * Rewrites one node in place (*link): in a body being expanded (frame),
  * parameters become what they are bound to and the body's own variables
@@ -407,20 +439,24 @@ static struct node *called_macro(const struct expander *ex, const struct node *n
 static void rewrite(struct expander *ex, struct node **link, const struct frame *frame, int depth)
 {
 	struct node *node = *link;
-	if (depth > MACRO_MAX_DEPTH) {
-		if (!ex->too_large)
-			expander_error(ex, node->loc, "macro expansion nests the program too deeply "
-				       "(more than %d levels)", MACRO_MAX_DEPTH);
-		ex->too_large = true;
+	if (depth > MACRO_MAX_DEPTH || ex->too_large) {
+		report_too_deep(ex, node->loc);
 		return;
 	}
 	if (frame) {
 		int index;
 		if (node->kind == NODE_BUILTIN &&
 		    (index = find_param(frame->macro, NODE_BUILTIN, node->name)) >= 0) {
+			/* the argument was expanded where it was written, but here
+			 * it may stand deeper */
+			if (too_deep(frame->bound[index], depth, false)) {
+				report_too_deep(ex, node->loc);
+				return;
+			}
 			struct node *value = copy_tree(ex, frame->bound[index], false);
 			value->next = node->next;
 			*link = value;
+			over_size(ex, node->loc);
 			return; /* the caller's expression: already expanded there */
 		}
 		if (node->kind == NODE_VAR) {
