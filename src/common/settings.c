@@ -65,6 +65,8 @@ static const struct setting settings_table[] = {
 	  "sonde reads no kernel headers" },
 	{ "debug_output", SETTING_UNUSED, NULL, { "BPFTRACE_DEBUG_OUTPUT" },
 	  "sonde has no debug output stream; -d prints the program" },
+	{ "unstable_macro", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_MACRO" },
+	  "macros need no flag (current bpftrace deprecated it too)" },
 };
 
 #define SETTINGS_COUNT (sizeof(settings_table) / sizeof(settings_table[0]))

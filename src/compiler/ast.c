@@ -90,6 +90,7 @@ const char *node_kind_name(enum node_kind kind)
 	case NODE_C_ENUMERATOR: return "c_enumerator";
 	case NODE_C_TYPEDEF: return "c_typedef";
 	case NODE_MAP_DECL: return "map_decl";
+	case NODE_MACRO: return "macro";
 	case NODE_EXPR_STMT: return "expr_stmt";
 	case NODE_ASSIGN: return "assign";
 	case NODE_IF: return "if";
@@ -120,6 +121,7 @@ const char *node_kind_name(enum node_kind kind)
 	case NODE_TUPLE: return "tuple";
 	case NODE_SIZEOF: return "sizeof";
 	case NODE_OFFSETOF: return "offsetof";
+	case NODE_BLOCK_EXPR: return "block_expr";
 	}
 	return "?";
 }
@@ -214,6 +216,7 @@ static void ast_dump_payload(const struct node *node, FILE *out)
 	case NODE_C_ENUM:
 	case NODE_C_ENUMERATOR:
 	case NODE_PROBE_SPEC:
+	case NODE_MACRO:
 	case NODE_BUILTIN:
 	case NODE_MAP:
 	case NODE_CALL:
@@ -306,6 +309,17 @@ static void ast_dump_node(const struct node *node, FILE *out, int depth)
 	case NODE_BLOCK:
 		ast_dump_list(node->body, out, depth + 1);
 		break;
+	case NODE_MACRO:
+		ast_dump_list(node->args, out, depth + 1);
+		ast_dump_label("body", node->body, out, depth + 1);
+		if (node->lhs)
+			ast_dump_label("value", node->lhs, out, depth + 1);
+		break;
+	case NODE_BLOCK_EXPR:
+		if (node->body)
+			ast_dump_label("body", node->body, out, depth + 1);
+		ast_dump_label("value", node->lhs, out, depth + 1);
+		break;
 	case NODE_TUPLE:
 		ast_dump_list(node->args, out, depth + 1);
 		if (node->rhs) /* a record's field names */
@@ -334,6 +348,7 @@ void ast_dump(const struct ast *ast, FILE *out)
 		fprintf(out, "config:\n");
 		ast_dump_list(ast->config, out, 1);
 	}
+	ast_dump_list(ast->macros, out, 0);
 	ast_dump_list(ast->probes, out, 0);
 }
 

@@ -36,6 +36,11 @@ enum node_kind {
 	NODE_C_ENUMERATOR,     /* name, lhs = its value expression or NULL (previous + 1) */
 	NODE_C_TYPEDEF,        /* one NODE_C_FIELD in lhs: its string_value is the new type name */
 	NODE_MAP_DECL,         /* let @name = kind(n): name = "@name", string_value = kind, lhs = n */
+	NODE_MACRO,            /* macro name(args) { body [value] }: args = parameters (NODE_VAR,
+				* NODE_MAP or NODE_BUILTIN for a plain name), body = statements,
+				* lhs = the final expression or NULL; int_value: 0 until its body is
+				* checked, then 1 sound, 2 not. Expanded by macro.c before
+				* semantic analysis: no later pass sees a macro */
 	/* ---- statements ---- */
 	NODE_EXPR_STMT,        /* expression for its effect: lhs */
 	NODE_ASSIGN,           /* lhs op= rhs; lhs is NODE_VAR or NODE_MAP; op = OP_ASSIGN or the compound operator */
@@ -68,6 +73,9 @@ enum node_kind {
 	NODE_TUPLE,            /* (a, b, ...): args = elements (two or more) */
 	NODE_SIZEOF,           /* sizeof(name) when name != NULL, else sizeof(lhs) */
 	NODE_OFFSETOF,         /* offsetof(name, field): string_value = field path */
+	NODE_BLOCK_EXPR,       /* { body; lhs }: the statements run, then lhs is the value; what
+				* they declare ends with the block. `if (c) { a } else { b }` as
+				* a value is a NODE_TERNARY of two of these, name = "if" */
 };
 
 enum op {
@@ -132,6 +140,7 @@ struct ast {
 	struct node *probes;      /* list of NODE_PROBE */
 	struct node *definitions; /* NODE_C_RECORD, NODE_C_ENUM, NODE_C_TYPEDEF, NODE_MAP_DECL,
 				   * in program order */
+	struct node *macros;      /* NODE_MACRO definitions, kept for -d after expansion */
 	struct node *config;      /* `config = { key = value; ... }`: NODE_ASSIGN each, lhs a
 				   * NODE_BUILTIN naming the key, rhs a NODE_INT, NODE_STRING
 				   * or NODE_BUILTIN (a word: perf, true) */

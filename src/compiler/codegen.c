@@ -860,6 +860,10 @@ struct value gen_expr(struct codegen *gen, struct node *node)
 	case NODE_TERNARY:
 		result = gen_ternary(gen, node);
 		break;
+	case NODE_BLOCK_EXPR:
+		gen_stmts(gen, node->body);
+		result = gen_expr(gen, node->lhs);
+		break;
 	case NODE_FIELD:
 		result = gen_field(gen, node);
 		break;

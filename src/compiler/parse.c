@@ -319,6 +319,8 @@ static char *parse_type_name(struct parser *p)
 /* ---- expressions ---- */
 
 static struct node *parse_unary(struct parser *p);
+static struct node *parse_statement(struct parser *p, bool *needs_separator);
+static struct node *parse_condition(struct parser *p, const char *keyword);
 
 /* args := [ expression { ',' expression } ] -- up to (not including) `close` */
 static struct node *parse_expression_list(struct parser *p, enum token_kind close,
@@ -441,6 +443,51 @@ static struct node *parse_paren(struct parser *p)
 	return tuple;
 }
 
+/*
+ * block-expression := '{' { statement ';' } expression '}'
+ *
+ * Current bpftrace's block used as a value: the statements run, then the
+ * last expression, written without ';', is the value.
+ */
+static struct node *parse_block_expression(struct parser *p, const char *what)
+{
+	struct token open = p->tok;
+	struct node *node = parse_new(p, NODE_BLOCK_EXPR, &open);
+
+	node->body = parse_block_items(p, what, &node->lhs);
+	parse_advance(p);
+	if (!node->lhs)
+		parse_fail_at(p, &open, "a block used as a value must end with an expression "
+			      "that has no ';' after it");
+	return node;
+}
+
+/*
+ * if-expression := 'if' '(' expression ')' block-expression
+ *                  'else' ( if-expression | block-expression )
+ *
+ * An if used as a value (current bpftrace: `$x = if (c) { 1 } else { 2 }`):
+ * a NODE_TERNARY of two block expressions, named "if" for its messages.
+ */
+static struct node *parse_if_expression(struct parser *p)
+{
+	struct token keyword = parse_advance(p);
+	struct node *node = parse_new(p, NODE_TERNARY, &keyword);
+
+	parse_enter(p);
+	node->name = parse_token_text(p, &keyword, 0);
+	node->cond = parse_condition(p, "if");
+	node->lhs = parse_block_expression(p, "'{' after if condition");
+	if (p->tok.kind != TOK_ELSE)
+		parse_fail_at(p, &keyword, "an if used as a value needs an else branch "
+			      "(`if (c) { a } else { b }`)");
+	parse_advance(p);
+	node->rhs = p->tok.kind == TOK_IF ? parse_if_expression(p)
+					    : parse_block_expression(p, "'{' or 'if' after 'else'");
+	parse_leave(p);
+	return node;
+}
+
 struct node *parse_string(struct parser *p)
 {
 	struct token tok = parse_advance(p);
@@ -457,7 +504,7 @@ struct node *parse_string(struct parser *p)
 /*
  * primary := INT | STRING | '$' NAME | '$' N | '$#' | '@' [NAME]
  *          | IDENT [ '(' [ args ] ')' ]
- *          | paren | sizeof | offsetof
+ *          | paren | block-expression | if-expression | sizeof | offsetof
  */
 static struct node *parse_primary(struct parser *p)
 {
@@ -514,6 +561,10 @@ static struct node *parse_primary(struct parser *p)
 		return node;
 	case TOK_LPAREN:
 		return parse_paren(p);
+	case TOK_LBRACE:
+		return parse_block_expression(p, "'{'");
+	case TOK_IF:
+		return parse_if_expression(p);
 	case TOK_SIZEOF:
 		return parse_sizeof(p);
 	case TOK_OFFSETOF:
@@ -747,8 +798,6 @@ struct node *parse_expression(struct parser *p)
 
 /* ---- statements ---- */
 
-static struct node *parse_statement(struct parser *p, bool *needs_separator);
-
 /*
  * block := '{' { statement [ ';' ] } '}'
  *
@@ -756,12 +805,19 @@ static struct node *parse_statement(struct parser *p, bool *needs_separator);
  * for, unroll, a nested block) needs no ';' after it; every other
  * statement must be followed by ';' or by the closing '}'. Stray ';' are
  * accepted as empty statements.
+ *
+ * With value non-NULL, a last statement that is an expression with no ';'
+ * after it is the block's value: it is taken off the list into *value
+ * (NULL when the block ends otherwise), as current bpftrace's block
+ * expressions and macro bodies have it.
  */
-static struct node *parse_block(struct parser *p, const char *what)
+struct node *parse_block_items(struct parser *p, const char *what, struct node **value)
 {
 	struct token open;
 	struct node *list = NULL;
 	struct node **tail = &list;
+	struct node **last = NULL;
+	bool bare = false;
 
 	if (p->tok.kind != TOK_LBRACE)
 		parse_fail_expected(p, what);
@@ -771,20 +827,34 @@ static struct node *parse_block(struct parser *p, const char *what)
 		bool needs_separator;
 
 		while (parse_accept(p, TOK_SEMICOLON))
-			;
+			bare = false;
 		if (p->tok.kind == TOK_RBRACE)
 			break;
 		/* The '{' is more useful to point at than the end of the file. */
 		if (p->tok.kind == TOK_EOF)
 			parse_fail_at(p, &open, "unterminated block: expected '}' before end of input");
+		last = tail;
 		*tail = parse_statement(p, &needs_separator);
 		tail = &(*tail)->next;
 		if (needs_separator && p->tok.kind != TOK_SEMICOLON && p->tok.kind != TOK_RBRACE)
 			parse_fail_expected(p, "';' or '}' after statement");
+		bare = needs_separator && p->tok.kind == TOK_RBRACE;
 	}
 	parse_leave(p);
+	if (value) {
+		*value = NULL;
+		if (bare && last && (*last)->kind == NODE_EXPR_STMT) {
+			*value = (*last)->lhs;
+			*last = NULL;
+		}
+	}
 	/* The caller consumes '}': after a probe body, a probe comes next. */
 	return list;
+}
+
+static struct node *parse_block(struct parser *p, const char *what)
+{
+	return parse_block_items(p, what, NULL);
 }
 
 /* A nested block: parse_block plus its closing '}'. */
@@ -1067,7 +1137,7 @@ static struct node *parse_probe(struct parser *p)
 #define MAX_PROBE_BLOCKS 4096
 
 /*
- * program := [ config ] { preamble | definition } probe { probe | definition }
+ * program := [ config ] { preamble | definition } probe { probe | definition | macro }
  *
  * *ast is reset first; on failure it still owns whatever was built, and
  * the caller releases it with ast_free() either way.
@@ -1120,5 +1190,5 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 		diag_error_noloc(diag, "no probes in program");
 		return -1;
 	}
-	return 0;
+	return macro_expand_all(ast, diag);
 }

@@ -41,9 +41,15 @@ void parse_type_append(struct parser *p, char *buf, size_t size, const char *tex
 		       int length);
 struct node *parse_string(struct parser *p);
 struct node *parse_expression(struct parser *p);
+/* The statements of a '{' block up to (not consuming) its '}'; with value,
+ * a last expression without ';' goes to *value instead. */
+struct node *parse_block_items(struct parser *p, const char *what, struct node **value);
 bool parse_is_word(const struct token *tok, const char *word);
 struct node *parse_c_definition(struct parser *p);
 struct node *parse_map_declaration(struct parser *p);
 bool parse_preamble(struct parser *p, int probes_so_far);
+/* Expands the macros of ast->macros in the probes (macro.c); 0, or -1 after
+ * reporting errors. */
+int macro_expand_all(struct ast *ast, struct diag *diag);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * The parts of a program outside its probes: C struct, union, enum and
  * typedef definitions, map declarations (`let @m = hash(n)`), the config
- * block, and the words of current bpftrace's preamble that sonde names
+ * block, macro definitions, and the words of current bpftrace's preamble that sonde names
  * rather than misreads as a probe. parse.c's parse_program() calls in here
  * whenever the token at the top level is not a probe specifier.
  */
@@ -356,6 +356,52 @@ static void parse_config(struct parser *p)
 }
 
 /*
+ * macro := 'macro' IDENT '(' [ param { ',' param } ] ')' '{' { statement } [ expression ] '}'
+ * param := VAR | MAP | IDENT
+ *
+ * Current bpftrace's macros. On entry the current token is the `macro`
+ * word (lexed as a probe); the definition joins ast->macros, expanded
+ * where it is called once the whole program is read (macro.c).
+ */
+static void parse_macro(struct parser *p)
+{
+	parse_advance(p);
+	if (p->tok.kind != TOK_IDENT)
+		parse_fail_expected(p, "the macro's name after 'macro'");
+	struct token name = parse_advance(p);
+	struct node *macro = parse_new(p, NODE_MACRO, &name);
+	macro->name = parse_token_text(p, &name, 0);
+	parse_expect(p, TOK_LPAREN, "'(' and the macro's parameters after its name");
+	struct node **tail = &macro->args;
+	while (p->tok.kind != TOK_RPAREN) {
+		struct token param = p->tok;
+		if (param.kind == TOK_VAR) {
+			*tail = parse_new(p, NODE_VAR, &param);
+			(*tail)->name = parse_token_text(p, &param, 1);
+		} else if (param.kind == TOK_MAP) {
+			*tail = parse_new(p, NODE_MAP, &param);
+			(*tail)->name = parse_token_text(p, &param, 0);
+		} else if (param.kind == TOK_IDENT) {
+			*tail = parse_new(p, NODE_BUILTIN, &param);
+			(*tail)->name = parse_token_text(p, &param, 0);
+		} else {
+			parse_fail_expected(p, "a parameter ($variable, @map or name)");
+		}
+		parse_advance(p);
+		tail = &(*tail)->next;
+		if (!parse_accept(p, TOK_COMMA) && p->tok.kind != TOK_RPAREN)
+			parse_fail_expected(p, "',' or ')' after a macro parameter");
+	}
+	parse_advance(p);
+	macro->body = parse_block_items(p, "'{' to open the macro's body", &macro->lhs);
+	parse_advance_to_probe(p);
+	struct node **link = &p->ast->macros;
+	while (*link)
+		link = &(*link)->next;
+	*link = macro;
+}
+
+/*
  * Words that start a construct of current bpftrace's preamble which sonde
  * does not have: a probe list cannot go on after them, so they are named
  * rather than reported as a malformed probe.
@@ -364,7 +410,6 @@ static const struct unsupported_word {
 	const char *word;
 	const char *message;
 } parse_unsupported_words[] = {
-	{ "macro", "macro definitions are not supported yet" },
 	{ "import", "import is not supported: sonde has no modules to import" },
 	{ "fn", "function definitions (fn) are not supported" },
 };
@@ -385,6 +430,10 @@ bool parse_preamble(struct parser *p, int probes_so_far)
 			parse_fail_at(p, &word, "a config block must come first, before any probe, "
 				      "and only once");
 		parse_config(p);
+		return true;
+	}
+	if (word.length == 5 && memcmp(word.start, "macro", 5) == 0) {
+		parse_macro(p);
 		return true;
 	}
 	for (size_t i = 0; i < sizeof(parse_unsupported_words) / sizeof(parse_unsupported_words[0]);

@@ -696,11 +696,23 @@ void sema_check_expr(struct sema *sema, struct node *node)
 				 type_name(node->cond->type));
 		node->type = sema_merge_types(node->lhs->type, node->rhs->type);
 		if (!node->type) {
-			sema_error(sema, node->loc, "both branches of '?:' must have the same type (%s vs %s)",
+			sema_error(sema, node->loc, "both branches of %s must have the same type (%s vs %s)",
+				 node->name ? "an if used as a value" : "'?:'",
 				 type_name(node->lhs->type), type_name(node->rhs->type));
 			node->type = type_none();
 		}
 		break;
+	case NODE_BLOCK_EXPR: {
+		/* { statements; value }: what the statements declare ends here */
+		int mark = sema_scope_open(sema);
+		check_stmts(sema, node->body);
+		sema_check_expr(sema, node->lhs);
+		sema_scope_close(sema, mark);
+		node->type = node->lhs->type;
+		node->is_constant = !node->body && node->lhs->is_constant;
+		node->const_value = node->lhs->const_value;
+		break;
+	}
 	case NODE_FIELD:
 		check_field(sema, node);
 		break;
