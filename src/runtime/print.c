@@ -308,13 +308,24 @@ static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
 		strbuf_puts(sb, ": ");
 		return;
 	}
+	print_entry_name(sb, map, key);
+	strbuf_puts(sb, ": ");
+}
+
+void print_entry_name(struct strbuf *sb, const struct map_desc *map, const unsigned char *key)
+{
 	strbuf_puts(sb, map->name);
 	if (map->key_type) {
 		strbuf_putc(sb, '[');
 		put_key_elements(sb, map, key, false);
 		strbuf_putc(sb, ']');
 	}
-	strbuf_puts(sb, ": ");
+}
+
+void print_entry_start(struct strbuf *sb, const struct map_desc *map, const unsigned char *key,
+		       bool json)
+{
+	put_entry_start(sb, map, key, json);
 }
 
 static void put_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind)
@@ -331,6 +342,16 @@ static void put_json_footer(struct strbuf *sb, const struct map_desc *map)
 	if (map->key_type)
 		strbuf_putc(sb, '}');
 	strbuf_puts(sb, "}}\n");
+}
+
+void print_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind)
+{
+	put_json_header(sb, map, kind);
+}
+
+void print_json_footer(struct strbuf *sb, const struct map_desc *map)
+{
+	put_json_footer(sb, map);
 }
 
 /* ---- sorting ---- */
