@@ -371,10 +371,6 @@ static int import_bpftrace_env(void)
 				"it has no effect\n", name);
 		} else if (setting->id == SETTING_UNUSED) {
 			fprintf(stderr, "sonde: warning: %s has no effect: %s\n", name, setting->reason);
-		} else if (setting->id == SETTING_MISSING_PROBES) {
-			if (strcmp(value, "error") != 0)
-				fprintf(stderr, "sonde: warning: %s=%s has no effect: sonde stops at a "
-					"probe that does not exist\n", name, value);
 		} else if (!getenv(setting->sonde_env) &&
 			   env_alias_count < (int)(sizeof(env_aliases) / sizeof(env_aliases[0]))) {
 			converted = setting_convert(setting, value, &error);
@@ -1095,7 +1091,8 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	int max_strlen;
 	uint32_t max_map_entries, stack_storage_size, max_cat_bytes;
 	static const char *const stack_modes[] = { "bpftrace", "perf", "raw", NULL };
-	const char *stack_mode;
+	static const char *const missing_modes[] = { "error", "warn", "ignore", NULL };
+	const char *stack_mode, *missing_probes;
 	int print_maps_on_exit;
 	int status = 1;
 
@@ -1104,6 +1101,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	    parse_env_count("SONDE_STACK_STORAGE_SIZE", MAP_ENTRIES_LIMIT, &stack_storage_size) < 0 ||
 	    parse_env_count("SONDE_MAX_CAT_BYTES", 1ll << 30, &max_cat_bytes) < 0 ||
 	    parse_env_word("SONDE_STACK_MODE", stack_modes, &stack_mode) < 0 ||
+	    parse_env_word("SONDE_MISSING_PROBES", missing_modes, &missing_probes) < 0 ||
 	    parse_env_bool("SONDE_PRINT_MAPS_ON_EXIT", &print_maps_on_exit) < 0 ||
 	    (cli.pid_text && parse_pid(cli.pid_text, &target_pid) < 0)) {
 		free(text);
@@ -1143,6 +1141,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;
 	compile_options.stack_mode = stack_mode;
+	compile_options.missing_probes = missing_probes;
 	compile_options.helper_checks = cli.helper_checks;
 	compile_options.stack_storage_size = stack_storage_size;
 	compile_options.map_sizes = cli.map_sizes;

@@ -15,6 +15,7 @@
 static const struct aggregation *const aggregations[] = {
 	&aggregation_count, &aggregation_sum, &aggregation_avg, &aggregation_min,
 	&aggregation_max, &aggregation_stats, &aggregation_hist, &aggregation_lhist,
+	&aggregation_tseries,
 };
 
 const struct aggregation *aggregation_lookup(const char *name)

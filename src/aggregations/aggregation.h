@@ -1,5 +1,5 @@
 /*
- * Aggregations: count, sum, avg, min, max, stats, hist, lhist, each one
+ * Aggregations: count, sum, avg, min, max, stats, hist, lhist, tseries, each one
  * record in a file of this directory.
  *
  * A record says everything about its aggregation, from the call in a
@@ -81,6 +81,7 @@ extern const struct aggregation aggregation_max;
 extern const struct aggregation aggregation_stats;
 extern const struct aggregation aggregation_hist;
 extern const struct aggregation aggregation_lhist;
+extern const struct aggregation aggregation_tseries;
 
 /* NULL when name is not an aggregation function. */
 const struct aggregation *aggregation_lookup(const char *name);

@@ -9,13 +9,15 @@
  *
  * Map storage, shared knowledge of code generator and printers:
  *  - BPF key = the user key (key_type, stored with type_storage_size; absent
- *    when key_type is NULL) followed, for hist/lhist only, by a u64 bucket.
+ *    when key_type is NULL) followed, for hist/lhist/tseries only, by a u64 bucket.
  *    A map with neither user key nor bucket has an 8-byte zero key.
  *  - Per-CPU value layouts (maps of aggregations are BPF_MAP_TYPE_PERCPU_HASH):
  *      count        u64
  *      sum          s64 (u64 if the summed expression is unsigned)
  *      min, max     struct { s64 value; u64 is_set; }
  *      avg, stats   struct { s64 sum; u64 count; }
+ *      tseries      struct { s64 value; u64 mark; u64 epoch; } of the slot named
+ *                   in the key (epoch % intervals), see aggregations/tseries.c
  *      hist, lhist  u64 count of the bucket named in the key; with
  *                   compile_options.hist_sums (sonde serve) struct { u64 count;
  *                   s64 sum; }, the sum of the values that fell in the bucket,
@@ -98,6 +100,9 @@ struct program_config {
 	 * first and returns, so all of them stop at one map write, long before
 	 * the kernel has finished detaching them (see run.c). */
 	uint64_t stopped;
+	/* CLOCK_REALTIME minus CLOCK_BOOTTIME at start: tseries() files its
+	 * values by wall-clock interval (aggregations/tseries.c) */
+	uint64_t wall_offset_ns;
 };
 
 struct map_desc {

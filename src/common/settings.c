@@ -28,7 +28,7 @@ static const struct setting settings_table[] = {
 	  { "BPFTRACE_STACK_MODE" }, NULL },
 	{ "max_cat_bytes", SETTING_MAX_CAT_BYTES, "SONDE_MAX_CAT_BYTES",
 	  { "BPFTRACE_MAX_CAT_BYTES", "BPFTRACE_CAT_BYTES_MAX" }, NULL },
-	{ "missing_probes", SETTING_MISSING_PROBES, NULL,
+	{ "missing_probes", SETTING_MISSING_PROBES, "SONDE_MISSING_PROBES",
 	  { "BPFTRACE_MISSING_PROBES" }, NULL },
 	{ "max_probes", SETTING_UNUSED, NULL, { "BPFTRACE_MAX_PROBES" },
 	  "sonde sets no limit on attached probes" },

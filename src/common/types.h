@@ -117,6 +117,11 @@ struct type {
 	int hist_bits;
 	/* lhist() */
 	int64_t lhist_min, lhist_max, lhist_step;
+	/* tseries(): nanoseconds per interval, intervals kept, and how the
+	 * values of one interval combine (aggregations/tseries.c) */
+	int64_t tseries_interval;
+	int tseries_intervals;
+	int tseries_mode;
 
 	/* TYPE_STRING from a char array field that is __data_loc (tracepoints) */
 	bool is_data_loc;

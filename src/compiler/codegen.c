@@ -311,6 +311,21 @@ int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map
 	return key_offset;
 }
 
+/* A u64 field of the config map (struct program_config), which the runtime
+ * writes before attaching; 0 if the lookup fails. */
+int gen_config_load(struct codegen *gen, int field_offset)
+{
+	int key = gen_stack_alloc(gen, 8);
+	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
+	int pointer = gen_map_lookup(gen, gen->program->config_map_id, key);
+	int field = gen_const_reg(gen, 0);
+	int missing = ir_new_label(&gen->fn);
+	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
+	ir_load(&gen->fn, 8, field, pointer, (int16_t)field_offset);
+	ir_label(&gen->fn, missing);
+	return field;
+}
+
 /* ---- lost-event accounting and ring-buffer records ---- */
 
 void gen_count_lost(struct codegen *gen, int slot)

@@ -86,6 +86,8 @@ int gen_user_key_size(const struct map_desc *map);
 int gen_map_lookup(struct codegen *gen, int map_id, int key_offset);
 /* An update the kernel refuses (the map is full) is counted as lost. */
 void gen_map_update(struct codegen *gen, int map_id, int key_offset, int value_offset);
+/* A u64 field of struct program_config (the config map), 0 if unreadable. */
+int gen_config_load(struct codegen *gen, int field_offset);
 /* Counts a lost record (slot 0) or a refused map update (slot 1). */
 void gen_count_lost(struct codegen *gen, int slot);
 

@@ -53,6 +53,9 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 		/* hist/lhist buckets that also sum their values (sonde serve) */
 		if (aggregation && hist_sums && aggregation->summed_value_size)
 			map->value_size = (uint32_t)aggregation->summed_value_size;
+		/* a declared percpuarray: the keyless value at index 0 */
+		if (map->is_declared && map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY)
+			map->key_size = 4;
 		if (map->is_declared)
 			continue; /* kind and size as the script declared them */
 		map->bpf_map_type = type_is_aggregation(map->value_type) ? BPF_MAP_TYPE_PERCPU_HASH

@@ -46,6 +46,11 @@ struct compile_options {
 				   * config block's, else 4096 */
 	const char *stack_mode; /* kstack/ustack's default mode (SONDE_STACK_MODE); NULL = the
 				 * config block's, else bpftrace */
+	/* A probe that does not exist (SONDE_MISSING_PROBES, config missing_probes):
+	 * "error", "warn" (skipped with a warning) or "ignore" (skipped); NULL =
+	 * the config block's, else uprobes, kprobes and fentry warn (their
+	 * providers' skip_missing) and the others are errors */
+	const char *missing_probes;
 	uint32_t stack_storage_size; /* stacks each stack map holds (SONDE_STACK_STORAGE_SIZE;
 				      * a tool's "stack-map" size wins); 0 = 16384 */
 	const struct map_size *map_sizes; /* a tool's sizes of named maps; they win */

@@ -124,9 +124,8 @@ static bool config_apply_item(const struct node *item, struct compile_options *o
 	case SETTING_MISSING_PROBES:
 		if (!config_one_of(item, value, missing_modes, diag))
 			return false;
-		if (strcmp(value, "error") != 0)
-			diag_warning(diag, item->rhs->loc, "config missing_probes = %s has no effect: "
-				     "sonde stops at a probe that does not exist", value);
+		if (!given->missing_probes)
+			options->missing_probes = value;
 		return true;
 	case SETTING_UNUSED:
 		diag_warning(diag, item->lhs->loc, "config %s has no effect: %s", item->lhs->name,

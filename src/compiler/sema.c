@@ -1064,6 +1064,21 @@ static char *substitute_positionals(struct sema *sema, const struct node *spec_n
 	return strbuf_release(&out);
 }
 
+/* Whether a spec that matched nothing (expand's -ESRCH, or -ENOENT: no
+ * such tracepoint or file) is skipped: as missing_probes says, or by
+ * default where the provider skips (uprobes: libraries differ). When every
+ * probe is skipped the program still fails (compile_program). */
+static bool skips_missing(const struct sema *sema, const struct provider *provider, int expanded)
+{
+	const char *mode = sema->options->missing_probes;
+
+	if (expanded != -ESRCH && expanded != -ENOENT)
+		return false;
+	if (!mode)
+		return provider->skip_missing && expanded == -ESRCH;
+	return strcmp(mode, "error") != 0;
+}
+
 static int expand_probe(struct sema *sema, struct probe_info *probe)
 {
 	for (struct node *spec_node = probe->node->args; spec_node; spec_node = spec_node->next) {
@@ -1089,9 +1104,11 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		spec->pid = sema->options->target_pid;
 		int expanded = provider->expand(spec, &probe->points, &error);
 		probe_spec_free(spec);
-		if (expanded == -ESRCH && provider->skip_missing) {
-			diag_warning(sema->diag, spec_node->loc, "%s; this probe is skipped",
-				     error ? error : "nothing matches");
+		if (skips_missing(sema, provider, expanded)) {
+			if (!sema->options->missing_probes ||
+			    strcmp(sema->options->missing_probes, "ignore") != 0)
+				diag_warning(sema->diag, spec_node->loc, "%s; this probe is skipped",
+					     error ? error : "nothing matches");
 			free(error);
 			continue;
 		}

@@ -6,6 +6,8 @@
  * hist(), ...) in per-CPU storage and folds the CPUs' copies when printing,
  * so an aggregation needs a per-CPU kind and a plain value a shared one;
  * the mismatch is an error at the declaration rather than a silent change.
+ * A percpuarray holds the one value of a map without keys (bpftrace uses it
+ * for a keyless count(), sum(), ...): index 0 of a per-CPU array.
  */
 #include "sema_internal.h"
 
@@ -22,6 +24,8 @@ static const struct {
 	{ "lruhash", BPF_MAP_TYPE_LRU_HASH, false },
 	{ "percpuhash", BPF_MAP_TYPE_PERCPU_HASH, true },
 	{ "percpulruhash", BPF_MAP_TYPE_LRU_PERCPU_HASH, true },
+	/* one value per CPU without a key (a keyless count(), sum(), ...) */
+	{ "percpuarray", BPF_MAP_TYPE_PERCPU_ARRAY, true },
 };
 
 /* The most entries a declaration may ask for: the kernel would take more,
@@ -43,8 +47,8 @@ static void declare_map(struct sema *sema, struct node *decl)
 	       strcmp(map_kinds[kind].name, decl->string_value) != 0)
 		kind++;
 	if (kind == sizeof(map_kinds) / sizeof(map_kinds[0])) {
-		sema_error(sema, decl->loc, "unknown map kind '%s' for %s: hash, lruhash, percpuhash "
-			   "or percpulruhash", decl->string_value, decl->name);
+		sema_error(sema, decl->loc, "unknown map kind '%s' for %s: hash, lruhash, percpuhash, "
+			   "percpulruhash or percpuarray", decl->string_value, decl->name);
 		return;
 	}
 	for (int i = 0; i < sema->program->maps.count; i++) {
@@ -97,5 +101,14 @@ void sema_check_declared_maps(struct sema *sema)
 		else if (!aggregation && kind_is_per_cpu(map->bpf_map_type))
 			sema_error(sema, at, "%s holds %s values, which a per-CPU map cannot sum up: declare "
 				   "it hash(N) or lruhash(N)", map->name, type_name(map->value_type));
+		else if (map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY && map->key_type)
+			sema_error(sema, at, "%s has keys, which a percpuarray cannot hold: declare it "
+				   "percpuhash(N)", map->name);
+		else if (map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY && type_is_bucketed(map->value_type))
+			sema_error(sema, at, "%s holds %s values, whose buckets a percpuarray cannot hold: "
+				   "declare it percpuhash(N)", map->name, type_name(map->value_type));
+		else if (map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY && map->max_entries != 1)
+			sema_error(sema, at, "%s has no keys, so its percpuarray holds one value: declare it "
+				   "percpuarray(1)", map->name);
 	}
 }

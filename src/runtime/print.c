@@ -290,8 +290,8 @@ static void put_json_string(struct strbuf *sb, const char *text, size_t length)
 /* Text: "@name[key]: ", or "@name[key]:" and a new line when the value
  * takes lines of its own (a histogram); JSON: "\"key\": " (nothing for maps
  * without keys). */
-static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
-			    const unsigned char *key, bool json, bool value_below)
+void print_entry_start(struct strbuf *sb, const struct map_desc *map, const unsigned char *key,
+		       bool json, bool value_below)
 {
 	if (json) {
 		if (!map->key_type)
@@ -304,16 +304,21 @@ static void put_entry_start(struct strbuf *sb, const struct map_desc *map,
 		strbuf_puts(sb, ": ");
 		return;
 	}
+	print_entry_name(sb, map, key);
+	strbuf_puts(sb, value_below ? ":\n" : ": ");
+}
+
+void print_entry_name(struct strbuf *sb, const struct map_desc *map, const unsigned char *key)
+{
 	strbuf_puts(sb, map->name);
 	if (map->key_type) {
 		strbuf_putc(sb, '[');
 		put_key_elements(sb, map, key, false);
 		strbuf_putc(sb, ']');
 	}
-	strbuf_puts(sb, value_below ? ":\n" : ": ");
 }
 
-static void put_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind)
+void print_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind)
 {
 	strbuf_printf(sb, "{\"type\": \"%s\", \"data\": {", kind);
 	put_json_string(sb, map->name, strlen(map->name));
@@ -322,7 +327,7 @@ static void put_json_header(struct strbuf *sb, const struct map_desc *map, const
 		strbuf_putc(sb, '{');
 }
 
-static void put_json_footer(struct strbuf *sb, const struct map_desc *map)
+void print_json_footer(struct strbuf *sb, const struct map_desc *map)
 {
 	if (map->key_type)
 		strbuf_putc(sb, '}');
@@ -407,17 +412,17 @@ static void put_map(struct strbuf *sb, const struct map_desc *map, const struct 
 		return;
 	int first = first_shown(count, top);
 	if (json)
-		put_json_header(sb, map, layout->json_kind);
+		print_json_header(sb, map, layout->json_kind);
 	for (int i = first; i < count; i++) {
 		if (json && i > first)
 			strbuf_puts(sb, ", ");
-		put_entry_start(sb, map, entries[i].key, json, layout->value_below);
+		print_entry_start(sb, map, entries[i].key, json, layout->value_below);
 		layout->put_value(sb, map, snap, &entries[i], div, json);
 		if (!json)
 			strbuf_putc(sb, '\n');
 	}
 	if (json)
-		put_json_footer(sb, map);
+		print_json_footer(sb, map);
 }
 
 /* ---- plain maps ---- */

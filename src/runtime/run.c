@@ -150,6 +150,11 @@ static int run_write_config(struct program *program)
 	memset(&config, 0, sizeof(config));
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
 	config.start_ns = run_monotonic_ns();
+	struct timespec real, boot;
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	config.wall_offset_ns = (uint64_t)(((int64_t)real.tv_sec - boot.tv_sec) * 1000000000LL +
+					   (real.tv_nsec - boot.tv_nsec));
 	if (bpf_map_update_elem(map->fd, &key, &config, BPF_ANY) != 0) {
 		fprintf(stderr, "sonde: cannot write the configuration map: %s\n", strerror(errno));
 		return -1;

@@ -59,4 +59,14 @@ void print_map_averages(struct strbuf *sb, const struct map_desc *map,
 void print_map_histograms(struct strbuf *sb, const struct map_desc *map,
 			  const struct map_snapshot *snap, int top, int div, bool json);
 
+/* Pieces of those layouts, for an aggregation that draws its own: an
+ * entry's name in text (`@m[key]`), its start (text `@m[key]: `, or
+ * `@m[key]:` and a new line when value_below; JSON `"key": `), and the
+ * JSON record around a map's entries. */
+void print_entry_name(struct strbuf *sb, const struct map_desc *map, const unsigned char *key);
+void print_entry_start(struct strbuf *sb, const struct map_desc *map, const unsigned char *key,
+		       bool json, bool value_below);
+void print_json_header(struct strbuf *sb, const struct map_desc *map, const char *kind);
+void print_json_footer(struct strbuf *sb, const struct map_desc *map);
+
 #endif

@@ -1,8 +1,10 @@
 /*
  * Builtin functions, family: the program's own command-line options.
- * getopt("name"[, default]) is current bpftrace's named argument: the value
- * of --name or --name=VALUE given after the program (after "--"), or the
- * default. Like a positional parameter it is a compile-time constant.
+ * getopt("name"[, default[, "description"]]) is current bpftrace's named
+ * argument: the value of --name or --name=VALUE given after the program
+ * (after "--"), or the default. Like a positional parameter it is a
+ * compile-time constant. The description (bpftrace's third argument) is
+ * checked to be a string literal and otherwise unused.
  */
 #include "family.h"
 
@@ -39,6 +41,7 @@ static enum getopt_kind getopt_kind(const struct node *call)
 static void check_getopt(struct sema *sema, struct node *call)
 {
 	struct node *name = call->args, *fallback = name->next;
+	struct node *description = fallback ? fallback->next : NULL;
 	call->type = type_none();
 	if (name->kind != NODE_STRING || name->string_length == 0 ||
 	    strlen(name->string_value) != (size_t)name->string_length) {
@@ -53,6 +56,10 @@ static void check_getopt(struct sema *sema, struct node *call)
 				   "bool literal");
 			return;
 		}
+	}
+	if (description && description->kind != NODE_STRING) {
+		sema_error(sema, description->loc, "getopt()'s description must be a string literal");
+		return;
 	}
 	const char *option = name->string_value;
 	const char *text = named_value(sema->options, option);
@@ -107,6 +114,6 @@ static struct value generate_getopt(struct codegen *gen, struct node *call)
 }
 
 const struct function_def builtins_options[] = {
-	{ FUNCTION(getopt, 1, 2) },
+	{ FUNCTION(getopt, 1, 3) },
 	{ 0 },
 };

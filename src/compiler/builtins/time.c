@@ -54,14 +54,7 @@ static struct value generate_nsecs(struct codegen *gen, struct node *node)
 /* the config map holds the start time, taken when the programs were attached */
 static struct value generate_elapsed(struct codegen *gen, struct node *node)
 {
-	int key = gen_stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)key, 0);
-	int pointer = gen_map_lookup(gen, gen->program->config_map_id, key);
-	int start = gen_const_reg(gen, 0);
-	int missing = ir_new_label(&gen->fn);
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
-	ir_load(&gen->fn, 8, start, pointer, (int16_t)offsetof(struct program_config, start_ns));
-	ir_label(&gen->fn, missing);
+	int start = gen_config_load(gen, (int)offsetof(struct program_config, start_ns));
 	int reg = gen_helper_value(gen, BPF_FUNC_ktime_get_ns);
 	ir_alu(&gen->fn, BPF_SUB, reg, start);
 	return value_reg(reg, node->type);
