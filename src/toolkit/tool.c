@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/names.h"
@@ -69,6 +70,7 @@ static const struct {
 	{ "errno", TOOL_VALUE_ERRNO },
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
+	{ "file", TOOL_VALUE_FILE },
 	{ "list", TOOL_VALUE_LIST },
 	{ "choice", TOOL_VALUE_CHOICE },
 	{ "cgroup", TOOL_VALUE_CGROUP },
@@ -90,8 +92,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		if (strcmp(value_kinds[i].name, kind) == 0)
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
-		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, list,"
-				   " choice, cgroup or specs)", kind);
+		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, file,"
+				   " list, choice, cgroup or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -628,6 +630,25 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		add_macro(run, option->macro, NULL,
 			  given ? generator_quote(text) : xstrdup(text));
 		break;
+	case TOOL_VALUE_FILE: {
+		if (!text)
+			break;
+		struct stat info;
+		if (given && strpbrk(text, "\"\\\n")) {
+			*error = xasprintf("%s: a path with a '\"', a '\\' or a line break cannot name "
+					   "a probe's file, not '%s'", spelling, text);
+			status = -EINVAL;
+		} else if (given && stat(text, &info) != 0) {
+			*error = xasprintf("%s: cannot use '%s': %s", spelling, text, strerror(errno));
+			status = -EINVAL;
+		} else if (given && !S_ISREG(info.st_mode)) {
+			*error = xasprintf("%s: '%s' is not a regular file", spelling, text);
+			status = -EINVAL;
+		} else {
+			add_macro(run, option->macro, NULL, given ? generator_quote(text) : xstrdup(text));
+		}
+		break;
+	}
 	case TOOL_VALUE_CHOICE: {
 		if (!text)
 			break;
@@ -779,10 +800,15 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 		const struct tool_source *source = &run->header.sources.items[i];
 		struct strbuf reasons;
 		const struct tool_source_choice *chosen = NULL;
+		char *probe = NULL;
 		strbuf_init(&reasons);
 		for (int j = 0; j < source->choices.count && !chosen; j++) {
 			char *why = NULL;
-			if (probe_available(source->choices.items[j].probe, &why))
+			/* with the options' values: `uprobe:SHARED:readline` */
+			free(probe);
+			probe = preprocess_substitute(source->choices.items[j].probe, run->macros.items,
+						      run->macros.count);
+			if (probe_available(probe, &why))
 				chosen = &source->choices.items[j];
 			else
 				strbuf_printf(&reasons, "%s%s", reasons.length ? "; " : "", why ? why : "");
@@ -792,13 +818,15 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 			*error = xasprintf("this kernel offers none of the event sources %s needs: %s",
 					   run->header.name, reasons.data ? reasons.data : "");
 			strbuf_free(&reasons);
+			free(probe);
 			return -ENOENT;
 		}
 		strbuf_free(&reasons);
 		if (chosen->macro)
 			add_macro(run, chosen->macro, NULL, xstrdup("1"));
-		strbuf_printf(notes, "%s: using %s%s\n", run->header.name, chosen->probe,
+		strbuf_printf(notes, "%s: using %s%s\n", run->header.name, probe,
 			      chosen != &source->choices.items[0] ? " (a preferred source is missing)" : "");
+		free(probe);
 	}
 	return 0;
 }
