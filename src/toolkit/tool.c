@@ -184,6 +184,11 @@ static void parse_source_line(const char *text, struct tool_header *header)
 {
 	char *parts[8];
 	struct tool_source source = { 0 };
+	if (strncmp(text, "when ", 5) == 0 && strchr(text, ':')) {
+		const char *colon = strchr(text, ':');
+		source.condition = trimmed(text + 5, colon);
+		text = colon + 1;
+	}
 	int count = split_bars(text, parts, 8);
 	for (int i = 0; i < count; i++) {
 		struct tool_source_choice choice = { 0 };
@@ -488,6 +493,7 @@ void tool_header_free(struct tool_header *header)
 			free(source->choices.items[j].probe);
 		}
 		free(source->choices.items);
+		free(source->condition);
 	}
 	free(header->sources.items);
 	free_notes(header->examples.items, header->examples.count);
@@ -786,6 +792,24 @@ static bool probe_available(const char *probe, char **why)
 	return available;
 }
 
+/* Whether a macro is defined to something other than 0 (a flag given). */
+static bool macro_is_set(const struct tool_run *run, const char *name)
+{
+	for (int i = 0; i < run->macros.count; i++)
+		if (strcmp(run->macros.items[i].name, name) == 0)
+			return strcmp(run->macros.items[i].body, "0") != 0;
+	return false;
+}
+
+/* "-l/--lossprobe" for the option of a source's condition. */
+static char *condition_spelling(const struct tool_header *header, const char *macro)
+{
+	for (int i = 0; i < header->options.count; i++)
+		if (strcmp(header->options.items[i].macro, macro) == 0)
+			return option_spelling(&header->options.items[i]);
+	return xstrdup(macro);
+}
+
 static int choose_sources(struct tool_run *run, struct strbuf *notes, char **error)
 {
 	/* a kernel interface outside the probes, such as cpufreq's sysfs files */
@@ -801,6 +825,8 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 		struct strbuf reasons;
 		const struct tool_source_choice *chosen = NULL;
 		char *probe = NULL;
+		if (source->condition && !macro_is_set(run, source->condition))
+			continue;
 		strbuf_init(&reasons);
 		for (int j = 0; j < source->choices.count && !chosen; j++) {
 			char *why = NULL;
@@ -813,6 +839,15 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 			else
 				strbuf_printf(&reasons, "%s%s", reasons.length ? "; " : "", why ? why : "");
 			free(why);
+		}
+		if (!chosen && source->condition) {
+			char *spelling = condition_spelling(&run->header, source->condition);
+			*error = xasprintf("%s needs %s, which this kernel cannot attach: %s", spelling,
+					   source->choices.items[0].probe, reasons.data ? reasons.data : "");
+			free(spelling);
+			strbuf_free(&reasons);
+			free(probe);
+			return -ENOENT;
 		}
 		if (!chosen) {
 			*error = xasprintf("this kernel offers none of the event sources %s needs: %s",
@@ -1276,6 +1311,13 @@ void tool_print_man(const struct tool_header *header, FILE *out)
 	for (int j = 0; j < header->sources.count; j++) {
 		const struct tool_source *source = &header->sources.items[j];
 		fputs(".IP \\(bu 2\n", out);
+		if (source->condition) {
+			char *spelling = condition_spelling(header, source->condition);
+			fputs("With ", out);
+			roff_text(spelling, out);
+			fputs(": ", out);
+			free(spelling);
+		}
 		for (int k = 0; k < source->choices.count; k++) {
 			if (k > 0)
 				fputs(", else ", out);

@@ -73,9 +73,12 @@ struct tool_source_choice {
 	char *probe;
 };
 
-/* An event source: alternatives in order of preference. */
+/* An event source: alternatives in order of preference; with a condition
+ * (`source: when LOSSPROBE: kprobe:tcp_send_loss_probe`) only needed when
+ * that option's macro is not 0 (a flag given). */
 struct tool_source {
 	VEC(struct tool_source_choice) choices;
+	char *condition;            /* the macro, or NULL: always needed */
 };
 
 /* `size: MAP | MACRO`: an int option that sizes a map ("@name", or
