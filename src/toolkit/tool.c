@@ -23,6 +23,7 @@
 #include "../common/names.h"
 #include "../kernel/btf.h"
 #include "../kernel/cgroup.h"
+#include "../kernel/pinned.h"
 #include "../probes/provider.h"
 #include "generator.h"
 
@@ -74,6 +75,7 @@ static const struct {
 	{ "list", TOOL_VALUE_LIST },
 	{ "choice", TOOL_VALUE_CHOICE },
 	{ "cgroup", TOOL_VALUE_CGROUP },
+	{ "pinned", TOOL_VALUE_PINNED },
 	{ "specs", TOOL_VALUE_SPECS },
 };
 
@@ -93,7 +95,7 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
 		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, file,"
-				   " list, choice, cgroup or specs)", kind);
+				   " list, choice, cgroup, pinned or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -693,6 +695,25 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			break;
 		}
 		add_macro(run, option->macro, NULL, xasprintf("%llu", (unsigned long long)id));
+		break;
+	}
+	case TOOL_VALUE_PINNED: {
+		char *why = NULL;
+		int fd = given ? pinned_map_open(text, 8, &why) : 0;
+		if (fd < 0) {
+			*error = xasprintf("%s: %s", spelling, why);
+			free(why);
+			status = -EINVAL;
+			break;
+		}
+		if (given) {
+			close(fd);
+			char *path = generator_quote(text);
+			add_macro(run, option->macro, "x", xasprintf("pinned_has_key(%s, x)", path));
+			free(path);
+		} else {
+			add_macro(run, option->macro, "x", xstrdup("(1)"));
+		}
 		break;
 	}
 	case TOOL_VALUE_LIST: {

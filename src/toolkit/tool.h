@@ -46,6 +46,8 @@ enum tool_value_kind {
 	TOOL_VALUE_CHOICE,  /* one of `choices`: the macro is the string, and MACRO_value is 1 */
 	TOOL_VALUE_CGROUP,  /* a cgroup v2 directory: the macro is its id (what `cgroup` returns
 			     * inside it), 0 when not given */
+	TOOL_VALUE_PINNED,  /* a pinned hash map of 8-byte ids (BCC's --cgroupmap): the macro is
+			     * NAME(x), pinned_has_key("PATH", x), or (1) when not given */
 	TOOL_VALUE_SPECS,   /* text for the tool's generator: repeatable, defines no macro; as
 			     * an `arg:` it takes every remaining argument */
 };
