@@ -23,6 +23,7 @@
 #include "../common/names.h"
 #include "../kernel/btf.h"
 #include "../kernel/cgroup.h"
+#include "../kernel/kallsyms.h"
 #include "../kernel/pinned.h"
 #include "../probes/provider.h"
 #include "generator.h"
@@ -785,11 +786,28 @@ static bool btf_field_available(const char *what, char **why)
 	return found;
 }
 
+/* "ksym:NAME": whether /proc/kallsyms names the kernel symbol NAME (a data
+ * symbol is listed only on kernels built with CONFIG_KALLSYMS_ALL). */
+static bool ksym_available(const char *name, char **why)
+{
+	unsigned long long address = 0;
+	int found = kallsyms_lookup(name, &address);
+	if (found == 0 && address != 0)
+		return true;
+	*why = found == -EACCES || (found == 0 && address == 0)
+		       ? xasprintf("/proc/kallsyms hides the address of %s", name)
+		       : xasprintf("this kernel's /proc/kallsyms has no symbol %s (data symbols "
+				   "need CONFIG_KALLSYMS_ALL)", name);
+	return false;
+}
+
 /* Whether the running kernel can attach probe; *why says why not. */
 static bool probe_available(const char *probe, char **why)
 {
 	if (strncmp(probe, "btf:", 4) == 0)
 		return btf_field_available(probe + 4, why);
+	if (strncmp(probe, "ksym:", 5) == 0)
+		return ksym_available(probe + 5, why);
 	struct src_loc loc = { 0 };
 	struct probe_spec *spec = probe_spec_parse(probe, loc);
 	const struct provider *provider = spec ? provider_lookup(spec->provider_name) : NULL;
@@ -863,7 +881,7 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 		}
 		if (!chosen && source->condition) {
 			char *spelling = condition_spelling(&run->header, source->condition);
-			*error = xasprintf("%s needs %s, which this kernel cannot attach: %s", spelling,
+			*error = xasprintf("%s needs %s, which this kernel lacks: %s", spelling,
 					   source->choices.items[0].probe, reasons.data ? reasons.data : "");
 			free(spelling);
 			strbuf_free(&reasons);
