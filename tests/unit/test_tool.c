@@ -303,6 +303,50 @@ static void test_requires(void)
 	tool_run_free(&run);
 }
 
+/* `source: when MACRO: ...` is needed only with its option; `ksym:NAME` is
+ * available when /proc/kallsyms lists NAME. */
+static int configure_sources(const char *sources, int argc, char **argv, char **error)
+{
+	char *text = xasprintf("//! summary: s\n"
+			       "//! option: -l --loss | LOSS flag | Loss probes\n"
+			       "%sBEGIN { exit(); }\n", sources);
+	struct tool tool = { "cond", text };
+	struct tool_run run;
+	struct strbuf notes;
+	strbuf_init(&notes);
+	*error = NULL;
+	int status = tool_configure(&tool, argc, argv, &run, &notes, error);
+	strbuf_free(&notes);
+	tool_run_free(&run);
+	free(text);
+	return status;
+}
+
+static void test_conditional_sources(void)
+{
+	char *plain[] = { "cond", NULL };
+	char *loss[] = { "cond", "-l", NULL };
+	const char *missing = "//! source: when LOSS: kprobe:sonde_no_such_function\n";
+	char *error;
+	int status = configure_sources(missing, 1, plain, &error);
+	check(status == 0, "conditional source not needed without its option", error);
+	free(error);
+	status = configure_sources(missing, 2, loss, &error);
+	check(status < 0 && error &&
+		      strncmp(error, "-l/--loss needs kprobe:sonde_no_such_function, which this kernel "
+			      "lacks: ", 66) == 0,
+	      "conditional source names its option", error ? error : "(accepted)");
+	free(error);
+	status = configure_sources("//! source: when LOSS: ksym:sonde_no_such_symbol\n", 2, loss,
+				   &error);
+	check(status < 0 && error && strstr(error, "has no symbol sonde_no_such_symbol"),
+	      "ksym source missing", error ? error : "(accepted)");
+	free(error);
+	status = configure_sources("//! source: ksym:_stext\n", 1, plain, &error);
+	check(status == 0, "ksym source present", error);
+	free(error);
+}
+
 static void expect_substitution(const char *test, const char *text,
 				const struct predefined_macro *macros, int count, const char *expected)
 {
@@ -412,6 +456,7 @@ int main(void)
 	test_options();
 	test_alias();
 	test_requires();
+	test_conditional_sources();
 	test_substitution();
 	test_folding();
 	test_btf_sources();
