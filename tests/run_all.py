@@ -262,7 +262,7 @@ def run_unit(report, args):
 
 LIST_KEYS = ("env", "needs", "lines")
 BLOCK_KEYS = ("prog", "script", "stdin", "stdout", "stderr")
-SCALAR_KEYS = ("prog", "script", "args", "opts", "posargs", "run", "target", "start",
+SCALAR_KEYS = ("prog", "script", "args", "opts", "posargs", "setup", "run", "target", "start",
                "stop", "match", "exit", "timeout", "flags", "output", "stdin",
                # toolsdiff cases
                "tool", "oracle", "oracle-skip", "header", "marker", "vary")
@@ -584,6 +584,12 @@ def run_case(case, sonde, label, sanitized, testing_bpftrace):
     try:
         sonde_abs = os.path.abspath(sonde) if os.path.exists(sonde) else shutil.which(sonde)
         values = {"tmp": tmp, "root": ROOT, "tools": TOOLS_BUILD, "sonde": sonde_abs}
+        if case.field("setup"):
+            prepared = subprocess.run(["sh", "-c", substitute(case.field("setup"), values)],
+                                      cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if prepared.returncode != 0:
+                return "FAIL", "setup exited %d: %s" % (
+                    prepared.returncode, prepared.stderr.decode("utf-8", "replace").strip())
         if case.field("target"):
             target = subprocess.Popen(["sh", "-c", substitute(case.field("target"), values)],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -45,6 +45,7 @@ void program_free(struct program *program)
 		free(map->name);
 		free(map->sized_by);
 		free(map->initial_value);
+		free(map->pin_path);
 		for (int k = 0; k < map->key_name_count; k++)
 			free(map->key_names[k]);
 		free(map->key_names);

@@ -65,6 +65,8 @@ enum map_role {
 	MAP_ROLE_STACKS,   /* STACK_TRACE: u32 id -> value_size / 8 u64 return addresses */
 	MAP_ROLE_TABLE,    /* ARRAY[1] of constants (initial_value) the loader writes and
 			    * freezes: the names of a shared program's points */
+	MAP_ROLE_PINNED,   /* a hash map someone else pinned at pin_path, opened (not
+			    * created) at load: pinned_has_key()'s 8-byte ids */
 	MAP_ROLE_PIDS,     /* LRU_HASH: struct seen_process -> u64 0, the processes
 			    * whose user stacks or symbols the runtime has been
 			    * told about (EVENT_PROCESS_SEEN) */
@@ -129,6 +131,7 @@ struct map_desc {
 	uint8_t *initial_value;
 	const void *table_owner;
 	int table_tag;
+	char *pin_path;            /* MAP_ROLE_PINNED: where the map is pinned */
 	int fd;                    /* set by the runtime; -1 before */
 	bool zeroed;               /* runtime: zero() ran, no clear() since: a histogram
 				    * in an array still prints its name when empty, as

@@ -1096,6 +1096,25 @@ int gen_table_map(struct codegen *gen, const char *name, const void *owner, int 
 	return map.id;
 }
 
+int gen_pinned_map(struct codegen *gen, const char *path)
+{
+	struct program *program = gen->program;
+	for (int i = 0; i < program->maps.count; i++) {
+		struct map_desc *map = &program->maps.items[i];
+		if (map->role == MAP_ROLE_PINNED && strcmp(map->pin_path, path) == 0)
+			return map->id;
+	}
+	/* the kernel checks lookups against the map itself; key_size is what
+	 * the loader requires of it, value_size and max_entries are unused */
+	struct map_desc map = {
+		.id = program->maps.count, .name = xasprintf(".pinned%d", program->maps.count),
+		.role = MAP_ROLE_PINNED, .bpf_map_type = BPF_MAP_TYPE_HASH, .key_size = 8,
+		.value_size = 8, .max_entries = 1, .pin_path = xstrdup(path), .fd = -1,
+	};
+	vec_push(&program->maps, map);
+	return map.id;
+}
+
 /* Moves the instructions from `from` to the end of fn to position `at`. */
 static void ir_move_tail(struct ir_function *fn, int from, int at)
 {

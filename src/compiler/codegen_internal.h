@@ -78,6 +78,8 @@ struct value gen_string_constant(struct codegen *gen, const char *text, int leng
  * for the caller to fill; one made before has *contents NULL. */
 int gen_table_map(struct codegen *gen, const char *name, const void *owner, int tag,
 		  uint32_t size, uint8_t **contents);
+/* The map pinned at path (opened by the loader; one map per path). */
+int gen_pinned_map(struct codegen *gen, const char *path);
 /* Builds the BPF key for @m[keys] on the stack; a hist/lhist bucket slot
  * follows the user key and is left for the caller to fill. */
 int gen_map_key(struct codegen *gen, struct node *map_node, struct map_desc *map);

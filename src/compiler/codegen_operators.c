@@ -125,8 +125,12 @@ static struct value gen_logical(struct codegen *gen, struct node *node)
 	 * only x's truth is left (a tool's option that is off, beside a filter) */
 	bool lhs_neutral = gen_is_known(node->lhs, node->op == OP_LAND);
 	if (lhs_neutral || gen_is_known(node->rhs, node->op == OP_LAND)) {
-		int x = gen_value_to_reg(gen, gen_expr(gen, lhs_neutral ? node->rhs : node->lhs));
-		return value_reg(gen_test_imm(gen, BPF_JNE, x, 0), node->type);
+		struct node *kept = lhs_neutral ? node->rhs : node->lhs;
+		int x = gen_value_to_reg(gen, gen_expr(gen, kept));
+		/* a comparison or a logical operation is already 0 or 1 */
+		bool is_truth = (kept->kind == NODE_BINARY && kept->op >= OP_EQ && kept->op <= OP_LOR) ||
+				(kept->kind == NODE_UNARY && kept->op == OP_LNOT);
+		return value_reg(is_truth ? x : gen_test_imm(gen, BPF_JNE, x, 0), node->type);
 	}
 	int result = gen_const_reg(gen, node->op == OP_LOR ? 1 : 0);
 	int done = ir_new_label(&gen->fn);

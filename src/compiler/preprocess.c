@@ -426,8 +426,8 @@ static const char *skip_literal_or_comment(const char *p)
 
 /* The text with every predefined macro replaced (a new string). A use of a
  * function-like macro without its parenthesised argument is left alone. */
-static char *substitute_predefined(const char *text, const struct predefined_macro *predefined,
-				   int count)
+char *preprocess_substitute(const char *text, const struct predefined_macro *predefined,
+			    int count)
 {
 	struct strbuf out;
 	strbuf_init(&out);
@@ -657,7 +657,7 @@ int preprocess_program(const char *text, const char *script_path,
 	free(pp.included.items);
 	free(script_dir);
 	if (predefined_count > 0) {
-		char *substituted = substitute_predefined(out->text, predefined, predefined_count);
+		char *substituted = preprocess_substitute(out->text, predefined, predefined_count);
 		free(out->text);
 		out->text = substituted;
 	}

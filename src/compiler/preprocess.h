@@ -42,6 +42,10 @@ int preprocess_program(const char *text, const char *script_path,
 		       const struct predefined_macro *predefined, int predefined_count,
 		       struct preprocessed *out, struct diag *diag);
 void preprocessed_free(struct preprocessed *pre);
+/* text with every predefined macro replaced (a new string), as the program
+ * gets them: also for a tool's `source:` probes, which name option values. */
+char *preprocess_substitute(const char *text, const struct predefined_macro *predefined,
+			    int count);
 /* The last definition of name, or NULL. */
 struct macro *macro_find(const struct macro_table *table, const char *name);
 

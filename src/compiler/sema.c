@@ -1032,15 +1032,20 @@ static void check_probe_body(struct sema *sema, struct probe_info *probe, struct
 /* ---- probes ---- */
 
 /* A probe spec with $N and $# replaced by the positional parameters'
- * text (`interval:ms:$1`, `uprobe:$1:main`), as bpftrace allows; NULL
+ * text (`interval:ms:$1`, `uprobe:$1:main`, not inside double quotes), as
+ * bpftrace allows; NULL
  * after an error for a parameter that was not given. */
 static char *substitute_positionals(struct sema *sema, const struct node *spec_node)
 {
 	const char *text = spec_node->name;
 	struct strbuf out;
 	strbuf_init(&out);
+	bool quoted = false;
 	for (const char *at = text; *at; at++) {
-		if (at[0] != '$' || !(at[1] == '#' || (at[1] >= '0' && at[1] <= '9'))) {
+		/* a quoted part is taken as written, `$1` included (bpftrace 0.17) */
+		if (at[0] == '"')
+			quoted = !quoted;
+		if (quoted || at[0] != '$' || !(at[1] == '#' || (at[1] >= '0' && at[1] <= '9'))) {
 			strbuf_putc(&out, *at);
 			continue;
 		}

@@ -67,11 +67,38 @@ const struct provider *provider_lookup(const char *name)
 	return NULL;
 }
 
+/* The next ':' outside double quotes, or NULL. */
+static const char *spec_next_colon(const char *text)
+{
+	bool quoted = false;
+	for (; *text; text++) {
+		if (*text == '"')
+			quoted = !quoted;
+		else if (*text == ':' && !quoted)
+			return text;
+	}
+	return NULL;
+}
+
+/* A part of a spec without the double quotes that may wrap all or some of
+ * it (`uprobe:"/opt/my app/bin":main`, as bpftrace reads it): what a
+ * tool's string option becomes when its macro stands in a probe. */
+static char *spec_part(const char *from, size_t length)
+{
+	char *part = xmalloc(length + 1);
+	size_t used = 0;
+	for (size_t i = 0; i < length; i++)
+		if (from[i] != '"')
+			part[used++] = from[i];
+	part[used] = '\0';
+	return part;
+}
+
 struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc)
 {
 	struct probe_spec *spec = xcalloc(1, sizeof(*spec));
 	const int max_parts = (int)(sizeof(spec->parts) / sizeof(spec->parts[0]));
-	const char *colon = strchr(text, ':');
+	const char *colon = spec_next_colon(text);
 
 	spec->text = xstrdup(text);
 	spec->loc = loc;
@@ -83,12 +110,12 @@ struct probe_spec *probe_spec_parse(const char *text, struct src_loc loc)
 	for (const char *part = colon + 1;; part = colon + 1) {
 		/* The last slot takes the rest, colons included, so a spec with
 		 * too many parts still shows up as one with the maximum count. */
-		colon = spec->part_count == max_parts - 1 ? NULL : strchr(part, ':');
+		colon = spec->part_count == max_parts - 1 ? NULL : spec_next_colon(part);
 		if (!colon) {
-			spec->parts[spec->part_count++] = xstrdup(part);
+			spec->parts[spec->part_count++] = spec_part(part, strlen(part));
 			break;
 		}
-		spec->parts[spec->part_count++] = xstrndup(part, (size_t)(colon - part));
+		spec->parts[spec->part_count++] = spec_part(part, (size_t)(colon - part));
 	}
 	return spec;
 }

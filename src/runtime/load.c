@@ -31,6 +31,7 @@
 
 #include "common/diag.h"
 #include "kernel/features.h"
+#include "kernel/pinned.h"
 #include "runtime/func_info.h"
 
 /* Big enough for the full level-1 log of almost any program; kernels
@@ -167,6 +168,17 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 		char name[16];
 		int fd;
 
+		if (map->role == MAP_ROLE_PINNED) {
+			char *error = NULL;
+			fd = pinned_map_open(map->pin_path, map->key_size, &error);
+			if (fd < 0) {
+				fprintf(stderr, "sonde: %s\n", error);
+				free(error);
+				return -1;
+			}
+			map->fd = fd;
+			continue;
+		}
 		if (map->role == MAP_ROLE_RINGBUF) {
 			key_size = 0;
 			value_size = 0;

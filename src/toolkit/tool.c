@@ -17,11 +17,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/names.h"
 #include "../kernel/btf.h"
 #include "../kernel/cgroup.h"
+#include "../kernel/kallsyms.h"
+#include "../kernel/pinned.h"
 #include "../probes/provider.h"
 #include "generator.h"
 
@@ -69,9 +72,11 @@ static const struct {
 	{ "errno", TOOL_VALUE_ERRNO },
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
+	{ "file", TOOL_VALUE_FILE },
 	{ "list", TOOL_VALUE_LIST },
 	{ "choice", TOOL_VALUE_CHOICE },
 	{ "cgroup", TOOL_VALUE_CGROUP },
+	{ "pinned", TOOL_VALUE_PINNED },
 	{ "specs", TOOL_VALUE_SPECS },
 };
 
@@ -90,8 +95,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		if (strcmp(value_kinds[i].name, kind) == 0)
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
-		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, list,"
-				   " choice, cgroup or specs)", kind);
+		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, file,"
+				   " list, choice, cgroup, pinned or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -182,6 +187,11 @@ static void parse_source_line(const char *text, struct tool_header *header)
 {
 	char *parts[8];
 	struct tool_source source = { 0 };
+	if (strncmp(text, "when ", 5) == 0 && strchr(text, ':')) {
+		const char *colon = strchr(text, ':');
+		source.condition = trimmed(text + 5, colon);
+		text = colon + 1;
+	}
 	int count = split_bars(text, parts, 8);
 	for (int i = 0; i < count; i++) {
 		struct tool_source_choice choice = { 0 };
@@ -486,6 +496,7 @@ void tool_header_free(struct tool_header *header)
 			free(source->choices.items[j].probe);
 		}
 		free(source->choices.items);
+		free(source->condition);
 	}
 	free(header->sources.items);
 	free_notes(header->examples.items, header->examples.count);
@@ -628,6 +639,25 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		add_macro(run, option->macro, NULL,
 			  given ? generator_quote(text) : xstrdup(text));
 		break;
+	case TOOL_VALUE_FILE: {
+		if (!text)
+			break;
+		struct stat info;
+		if (given && strpbrk(text, "\"\\\n")) {
+			*error = xasprintf("%s: a path with a '\"', a '\\' or a line break cannot name "
+					   "a probe's file, not '%s'", spelling, text);
+			status = -EINVAL;
+		} else if (given && stat(text, &info) != 0) {
+			*error = xasprintf("%s: cannot use '%s': %s", spelling, text, strerror(errno));
+			status = -EINVAL;
+		} else if (given && !S_ISREG(info.st_mode)) {
+			*error = xasprintf("%s: '%s' is not a regular file", spelling, text);
+			status = -EINVAL;
+		} else {
+			add_macro(run, option->macro, NULL, given ? generator_quote(text) : xstrdup(text));
+		}
+		break;
+	}
 	case TOOL_VALUE_CHOICE: {
 		if (!text)
 			break;
@@ -666,6 +696,25 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			break;
 		}
 		add_macro(run, option->macro, NULL, xasprintf("%llu", (unsigned long long)id));
+		break;
+	}
+	case TOOL_VALUE_PINNED: {
+		char *why = NULL;
+		int fd = given ? pinned_map_open(text, 8, &why) : 0;
+		if (fd < 0) {
+			*error = xasprintf("%s: %s", spelling, why);
+			free(why);
+			status = -EINVAL;
+			break;
+		}
+		if (given) {
+			close(fd);
+			char *path = generator_quote(text);
+			add_macro(run, option->macro, "x", xasprintf("pinned_has_key(%s, x)", path));
+			free(path);
+		} else {
+			add_macro(run, option->macro, "x", xstrdup("(1)"));
+		}
 		break;
 	}
 	case TOOL_VALUE_LIST: {
@@ -737,11 +786,28 @@ static bool btf_field_available(const char *what, char **why)
 	return found;
 }
 
+/* "ksym:NAME": whether /proc/kallsyms names the kernel symbol NAME (a data
+ * symbol is listed only on kernels built with CONFIG_KALLSYMS_ALL). */
+static bool ksym_available(const char *name, char **why)
+{
+	unsigned long long address = 0;
+	int found = kallsyms_lookup(name, &address);
+	if (found == 0 && address != 0)
+		return true;
+	*why = found == -EACCES || (found == 0 && address == 0)
+		       ? xasprintf("/proc/kallsyms hides the address of %s", name)
+		       : xasprintf("this kernel's /proc/kallsyms has no symbol %s (data symbols "
+				   "need CONFIG_KALLSYMS_ALL)", name);
+	return false;
+}
+
 /* Whether the running kernel can attach probe; *why says why not. */
 static bool probe_available(const char *probe, char **why)
 {
 	if (strncmp(probe, "btf:", 4) == 0)
 		return btf_field_available(probe + 4, why);
+	if (strncmp(probe, "ksym:", 5) == 0)
+		return ksym_available(probe + 5, why);
 	struct src_loc loc = { 0 };
 	struct probe_spec *spec = probe_spec_parse(probe, loc);
 	const struct provider *provider = spec ? provider_lookup(spec->provider_name) : NULL;
@@ -765,6 +831,24 @@ static bool probe_available(const char *probe, char **why)
 	return available;
 }
 
+/* Whether a macro is defined to something other than 0 (a flag given). */
+static bool macro_is_set(const struct tool_run *run, const char *name)
+{
+	for (int i = 0; i < run->macros.count; i++)
+		if (strcmp(run->macros.items[i].name, name) == 0)
+			return strcmp(run->macros.items[i].body, "0") != 0;
+	return false;
+}
+
+/* "-l/--lossprobe" for the option of a source's condition. */
+static char *condition_spelling(const struct tool_header *header, const char *macro)
+{
+	for (int i = 0; i < header->options.count; i++)
+		if (strcmp(header->options.items[i].macro, macro) == 0)
+			return option_spelling(&header->options.items[i]);
+	return xstrdup(macro);
+}
+
 static int choose_sources(struct tool_run *run, struct strbuf *notes, char **error)
 {
 	/* a kernel interface outside the probes, such as cpufreq's sysfs files */
@@ -779,26 +863,44 @@ static int choose_sources(struct tool_run *run, struct strbuf *notes, char **err
 		const struct tool_source *source = &run->header.sources.items[i];
 		struct strbuf reasons;
 		const struct tool_source_choice *chosen = NULL;
+		char *probe = NULL;
+		if (source->condition && !macro_is_set(run, source->condition))
+			continue;
 		strbuf_init(&reasons);
 		for (int j = 0; j < source->choices.count && !chosen; j++) {
 			char *why = NULL;
-			if (probe_available(source->choices.items[j].probe, &why))
+			/* with the options' values: `uprobe:SHARED:readline` */
+			free(probe);
+			probe = preprocess_substitute(source->choices.items[j].probe, run->macros.items,
+						      run->macros.count);
+			if (probe_available(probe, &why))
 				chosen = &source->choices.items[j];
 			else
 				strbuf_printf(&reasons, "%s%s", reasons.length ? "; " : "", why ? why : "");
 			free(why);
 		}
+		if (!chosen && source->condition) {
+			char *spelling = condition_spelling(&run->header, source->condition);
+			*error = xasprintf("%s needs %s, which this kernel lacks: %s", spelling,
+					   source->choices.items[0].probe, reasons.data ? reasons.data : "");
+			free(spelling);
+			strbuf_free(&reasons);
+			free(probe);
+			return -ENOENT;
+		}
 		if (!chosen) {
 			*error = xasprintf("this kernel offers none of the event sources %s needs: %s",
 					   run->header.name, reasons.data ? reasons.data : "");
 			strbuf_free(&reasons);
+			free(probe);
 			return -ENOENT;
 		}
 		strbuf_free(&reasons);
 		if (chosen->macro)
 			add_macro(run, chosen->macro, NULL, xstrdup("1"));
-		strbuf_printf(notes, "%s: using %s%s\n", run->header.name, chosen->probe,
+		strbuf_printf(notes, "%s: using %s%s\n", run->header.name, probe,
 			      chosen != &source->choices.items[0] ? " (a preferred source is missing)" : "");
+		free(probe);
 	}
 	return 0;
 }
@@ -1248,6 +1350,13 @@ void tool_print_man(const struct tool_header *header, FILE *out)
 	for (int j = 0; j < header->sources.count; j++) {
 		const struct tool_source *source = &header->sources.items[j];
 		fputs(".IP \\(bu 2\n", out);
+		if (source->condition) {
+			char *spelling = condition_spelling(header, source->condition);
+			fputs("With ", out);
+			roff_text(spelling, out);
+			fputs(": ", out);
+			free(spelling);
+		}
 		for (int k = 0; k < source->choices.count; k++) {
 			if (k > 0)
 				fputs(", else ", out);

@@ -40,10 +40,14 @@ enum tool_value_kind {
 	TOOL_VALUE_ERRNO,   /* an error: its name (ENOENT) or its number; the macro is the number */
 	TOOL_VALUE_PID,     /* a process that must exist; the tool ends when it exits */
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
+	TOOL_VALUE_FILE,    /* a file that must exist: the macro is its path as a string literal,
+			     * which may stand in a probe (`uprobe:LIBRARY:func`) */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
 	TOOL_VALUE_CHOICE,  /* one of `choices`: the macro is the string, and MACRO_value is 1 */
 	TOOL_VALUE_CGROUP,  /* a cgroup v2 directory: the macro is its id (what `cgroup` returns
 			     * inside it), 0 when not given */
+	TOOL_VALUE_PINNED,  /* a pinned hash map of 8-byte ids (BCC's --cgroupmap): the macro is
+			     * NAME(x), pinned_has_key("PATH", x), or (1) when not given */
 	TOOL_VALUE_SPECS,   /* text for the tool's generator: repeatable, defines no macro; as
 			     * an `arg:` it takes every remaining argument */
 };
@@ -71,9 +75,12 @@ struct tool_source_choice {
 	char *probe;
 };
 
-/* An event source: alternatives in order of preference. */
+/* An event source: alternatives in order of preference; with a condition
+ * (`source: when LOSSPROBE: kprobe:tcp_send_loss_probe`) only needed when
+ * that option's macro is not 0 (a flag given). */
 struct tool_source {
 	VEC(struct tool_source_choice) choices;
+	char *condition;            /* the macro, or NULL: always needed */
 };
 
 /* `size: MAP | MACRO`: an int option that sizes a map ("@name", or

@@ -10,35 +10,21 @@ sonde=$1 inside=$2 outside=$3
 shift 3
 tool=$1
 shift
+. "$(dirname "$0")/attach_wait.sh"
 root=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 [ -n "$root" ] || { echo "cgroup_run.sh: no cgroup2 mount" >&2; exit 2; }
 dir=$root/sonde-$tool-$$
 mkdir "$dir" || exit 2
 "$sonde" "$tool" -c "$dir" "$@" > cg.out 2> cg.err &
 tracer=$!
-tries=0
-until grep -q '^Attached' cg.err; do
-	tries=$((tries + 1))
-	if [ $tries -gt 150 ] || ! kill -0 $tracer 2>/dev/null; then
-		echo "cgroup_run.sh: the tool did not attach" >&2
-		break
-	fi
-	sleep 0.1
-done
+attach_wait cgroup_run.sh cg.err $tracer
 sh -c 'echo $$ > "$1/cgroup.procs" && exec sh -c "$2"' - "$dir" "$inside"
 sh -c "$outside"
 sleep "${CGROUP_RUN_SETTLE:-0.5}"
 kill -INT $tracer 2>/dev/null
 wait $tracer
 status=$?
-# a background process of INSIDE may still run: the directory is removed once
-# empty (cgroup files report size 0: read, not test -s)
-tries=0
-while [ -n "$(cat "$dir/cgroup.procs")" ] && [ $tries -lt 100 ]; do
-	tries=$((tries + 1))
-	sleep 0.1
-done
-rmdir "$dir"
+cgroup_drain "$dir"
 cat cg.out
 cat cg.err >&2
 exit $status

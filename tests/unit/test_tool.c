@@ -40,6 +40,7 @@ static const char sample_tool[] =
 	"//! option: -P --port PORTS | PORTS list | Only these ports\n"
 	"//! option: --min MS | MIN_MS int 10 | Threshold\n"
 	"//! option: -t --type FS | FS choice ext4,xfs ext4 | File system\n"
+	"//! option: -l --lib PATH | LIB file \"libc\" | The library\n"
 	"//! arg: interval | INTERVAL int | Seconds between outputs\n"
 	"//! arg: count | COUNT int 99 | Number of outputs\n"
 	"//! source: tracepoint:sched:sched_switch\n"
@@ -60,7 +61,7 @@ static void test_header(void)
 		return;
 	check(strcmp(header.summary, "A sample") == 0, "header summary", header.summary);
 	check(strcmp(header.about, "First line, second line.") == 0, "header about joined", header.about);
-	check(header.options.count == 8, "header options and arguments", NULL);
+	check(header.options.count == 9, "header options and arguments", NULL);
 	check(header.options.items[0].short_name == 'x' && !header.options.items[0].argument &&
 	      header.options.items[0].kind == TOOL_VALUE_FLAG, "header flag", NULL);
 	check(header.options.items[1].short_name == 'p' &&
@@ -69,7 +70,7 @@ static void test_header(void)
 	      strcmp(header.options.items[1].default_text, "0") == 0, "header pid option", NULL);
 	check(!header.options.items[4].short_name && strcmp(header.options.items[4].long_name, "min") == 0,
 	      "header long-only option", NULL);
-	check(header.options.items[6].is_positional && !header.options.items[6].default_text,
+	check(header.options.items[7].is_positional && !header.options.items[7].default_text,
 	      "header positional without default", NULL);
 	check(header.sources.count == 2 && header.sources.items[1].choices.count == 2 &&
 	      strcmp(header.sources.items[1].choices.items[1].macro, "B") == 0 &&
@@ -194,6 +195,10 @@ static void test_options(void)
 	expect_macro("choice given", 3, xfs, "FS_xfs", "1");
 	expect_macro("choice not given", 3, xfs, "FS_ext4", NULL);
 
+	char *lib[] = { "sample", "-l", "/bin/sh", NULL };
+	expect_macro("file default", 1, plain, "LIB", "\"libc\"");
+	expect_macro("file given", 3, lib, "LIB", "\"/bin/sh\"");
+
 	char *bad_int[] = { "sample", "--min", "ten", NULL };
 	char *bad_list[] = { "sample", "-P", "80,http", NULL };
 	char *bad_pid[] = { "sample", "-p", "-3", NULL };
@@ -207,6 +212,15 @@ static void test_options(void)
 	expect_option_error("unknown option", 2, unknown, "unknown option -z");
 	char *bad_choice[] = { "sample", "-t", "zfs", NULL };
 	expect_option_error("bad choice", 3, bad_choice, "-t/--type must be one of ext4|xfs, not 'zfs'");
+	char *no_file[] = { "sample", "--lib", "/nonexistent/lib.so", NULL };
+	char *dir_file[] = { "sample", "-l", "/tmp", NULL };
+	char *quote_file[] = { "sample", "-l", "/tmp/a\"b", NULL };
+	expect_option_error("file missing", 3, no_file,
+			    "-l/--lib: cannot use '/nonexistent/lib.so': No such file or directory");
+	expect_option_error("file a directory", 3, dir_file, "-l/--lib: '/tmp' is not a regular file");
+	expect_option_error("file with a quote", 3, quote_file,
+			    "-l/--lib: a path with a '\"', a '\\' or a line break cannot name a "
+			    "probe's file, not '/tmp/a\"b'");
 	expect_option_error("extra argument", 4, extra, "unexpected argument '3' (see sample --help)");
 	expect_option_error("bad positional", 2, bad_positional,
 			    "the interval argument needs a whole number, not 'soon'");
@@ -287,6 +301,50 @@ static void test_requires(void)
 	free(error);
 	strbuf_free(&notes);
 	tool_run_free(&run);
+}
+
+/* `source: when MACRO: ...` is needed only with its option; `ksym:NAME` is
+ * available when /proc/kallsyms lists NAME. */
+static int configure_sources(const char *sources, int argc, char **argv, char **error)
+{
+	char *text = xasprintf("//! summary: s\n"
+			       "//! option: -l --loss | LOSS flag | Loss probes\n"
+			       "%sBEGIN { exit(); }\n", sources);
+	struct tool tool = { "cond", text };
+	struct tool_run run;
+	struct strbuf notes;
+	strbuf_init(&notes);
+	*error = NULL;
+	int status = tool_configure(&tool, argc, argv, &run, &notes, error);
+	strbuf_free(&notes);
+	tool_run_free(&run);
+	free(text);
+	return status;
+}
+
+static void test_conditional_sources(void)
+{
+	char *plain[] = { "cond", NULL };
+	char *loss[] = { "cond", "-l", NULL };
+	const char *missing = "//! source: when LOSS: kprobe:sonde_no_such_function\n";
+	char *error;
+	int status = configure_sources(missing, 1, plain, &error);
+	check(status == 0, "conditional source not needed without its option", error);
+	free(error);
+	status = configure_sources(missing, 2, loss, &error);
+	check(status < 0 && error &&
+		      strncmp(error, "-l/--loss needs kprobe:sonde_no_such_function, which this kernel "
+			      "lacks: ", 66) == 0,
+	      "conditional source names its option", error ? error : "(accepted)");
+	free(error);
+	status = configure_sources("//! source: when LOSS: ksym:sonde_no_such_symbol\n", 2, loss,
+				   &error);
+	check(status < 0 && error && strstr(error, "has no symbol sonde_no_such_symbol"),
+	      "ksym source missing", error ? error : "(accepted)");
+	free(error);
+	status = configure_sources("//! source: ksym:_stext\n", 1, plain, &error);
+	check(status == 0, "ksym source present", error);
+	free(error);
 }
 
 static void expect_substitution(const char *test, const char *text,
@@ -398,6 +456,7 @@ int main(void)
 	test_options();
 	test_alias();
 	test_requires();
+	test_conditional_sources();
 	test_substitution();
 	test_folding();
 	test_btf_sources();

@@ -350,6 +350,10 @@ static bool test_spec_parse(void)
 	EXPECT(strcmp(spec->text, "t:syscalls:sys_enter_*") == 0, "text kept");
 	spec = probe_spec_parse("uprobe:/bin/bash:readline", no_loc);
 	EXPECT(spec->part_count == 2 && strcmp(spec->parts[0], "/bin/bash") == 0, "uprobe path");
+	spec = probe_spec_parse("uprobe:\"/opt/a b:c/app\":main", no_loc);
+	EXPECT(spec->part_count == 2 && strcmp(spec->parts[0], "/opt/a b:c/app") == 0 &&
+		       strcmp(spec->parts[1], "main") == 0,
+	       "quoted part: no quotes, its colon kept: %s", spec->parts[0]);
 	spec = probe_spec_parse("software:cs:", no_loc);
 	EXPECT(spec->part_count == 2 && spec->parts[1][0] == '\0', "empty trailing part");
 	spec = probe_spec_parse("usdt:a:b:c:d:e", no_loc);

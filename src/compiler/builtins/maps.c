@@ -1,5 +1,6 @@
 /*
- * Builtin functions, family: Maps as a whole or one element: delete, clear, zero, has_key, len.
+ * Builtin functions, family: Maps as a whole or one element: delete, clear, zero, has_key, len;
+ * pinned_has_key, an element of a map pinned by someone else.
  */
 #include "family.h"
 
@@ -67,6 +68,24 @@ static void check_has_key(struct sema *sema, struct node *call)
 	sema_check_map_access(sema, map);
 }
 
+/* pinned_has_key("PATH", id): whether the hash map pinned at PATH holds
+ * the 8-byte key id (BCC's --cgroupmap/--mntnsmap: cgroup ids, mount
+ * namespace ids that another program keeps there). The map is opened when
+ * the program is loaded and must exist then. */
+static void check_pinned_has_key(struct sema *sema, struct node *call)
+{
+	struct node *path = call->args, *key = path->next;
+	call->type = type_int(8, false);
+	if (path->kind != NODE_STRING || !path->string_value[0]) {
+		sema_error(sema, path->loc, "pinned_has_key() needs the map's path as a string literal");
+		return;
+	}
+	sema_check_expr(sema, key);
+	if (key->type && key->type->kind != TYPE_NONE && !sema_is_int(key))
+		sema_error(sema, key->loc, "pinned_has_key() needs an integer key (8 bytes), not %s",
+			   type_name(key->type));
+}
+
 static struct value generate_clear(struct codegen *gen, struct node *call)
 {
 	gen_send_event(gen, call, NULL);
@@ -91,18 +110,32 @@ static struct value generate_delete(struct codegen *gen, struct node *call)
 	return value_reg(gen_test_imm(gen, BPF_JEQ, error, 0), call->type);
 }
 
-static struct value generate_has_key(struct codegen *gen, struct node *call)
+/* 1 when map_id holds the key at stack offset key, else 0. */
+static struct value generate_lookup_found(struct codegen *gen, struct node *call, int map_id, int key)
 {
-	struct node *map_node = call->args;
-	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
-	int key = gen_map_key(gen, map_node, map);
-	int pointer = gen_map_lookup(gen, map->id, key);
+	int pointer = gen_map_lookup(gen, map_id, key);
 	int result = gen_const_reg(gen, 0);
 	int missing = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, pointer, 0, missing);
 	ir_mov_imm(&gen->fn, result, 1);
 	ir_label(&gen->fn, missing);
 	return value_reg(result, call->type);
+}
+
+static struct value generate_has_key(struct codegen *gen, struct node *call)
+{
+	struct node *map_node = call->args;
+	struct map_desc *map = &gen->program->maps.items[map_node->map_id];
+	int key = gen_map_key(gen, map_node, map);
+	return generate_lookup_found(gen, call, map->id, key);
+}
+
+static struct value generate_pinned_has_key(struct codegen *gen, struct node *call)
+{
+	int map_id = gen_pinned_map(gen, call->args->string_value);
+	struct value id = gen_expr(gen, call->args->next);
+	int key = gen_value_to_stack(gen, id, type_int(8, false));
+	return generate_lookup_found(gen, call, map_id, key);
 }
 
 /* len(@m): bpf_for_each_map_elem returns how many elements it visited, so
@@ -124,5 +157,6 @@ const struct function_def builtins_maps[] = {
 	{ FUNCTION(zero, 1, 1) },
 	{ FUNCTION(has_key, 1, 1), .key_follows_map = true },
 	{ FUNCTION(len, 1, 1) },
+	{ FUNCTION(pinned_has_key, 2, 2) },
 	{ 0 },
 };
