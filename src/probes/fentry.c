@@ -35,17 +35,6 @@
 extern const struct provider fentry_provider;
 extern const struct provider fexit_provider;
 
-static const char *canonical_provider(const struct probe_spec *spec)
-{
-	const struct provider *provider = provider_lookup(spec->provider_name);
-	return provider ? provider->name : spec->provider_name;
-}
-
-static const char *module_name(const char *module)
-{
-	return module ? module : "vmlinux";
-}
-
 /* "MODULE:FUNCTION" for module functions, "FUNCTION" for vmlinux ones: the
  * spelling btf.c takes. */
 static char *qualified_name(const struct probe_point *point)
@@ -58,8 +47,8 @@ static struct probe_point *new_point(const struct probe_spec *spec, bool is_retu
 				     const char *module, bool module_written, const char *function)
 {
 	char *name = module_written
-		     ? xasprintf("%s:%s:%s", canonical_provider(spec), module_name(module), function)
-		     : xasprintf("%s:%s", canonical_provider(spec), function);
+		     ? xasprintf("%s:%s:%s", function_family_provider_name(spec), function_family_module(module), function)
+		     : xasprintf("%s:%s", function_family_provider_name(spec), function);
 	struct probe_point *point =
 		probe_point_new(is_return ? &fexit_provider : &fentry_provider, name);
 
@@ -131,7 +120,7 @@ static int traceable_btf_functions(btf_name_list *out, char **error)
 int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
 			 char **error)
 {
-	const char *kind = canonical_provider(spec);
+	const char *kind = function_family_provider_name(spec);
 	const char *written_module = spec->part_count == 2 ? spec->parts[0] : NULL;
 	const char *function = spec->part_count >= 1 ? spec->parts[spec->part_count - 1] : "";
 	int before = out->count, err;
@@ -170,7 +159,7 @@ int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 		const struct btf_name *entry = &names.items[i];
 		if (!wildcard_match(function, entry->name))
 			continue;
-		if (written_module && !wildcard_match(written_module, module_name(entry->module)))
+		if (written_module && !wildcard_match(written_module, function_family_module(entry->module)))
 			continue;
 		vec_push(out, new_point(spec, is_return, entry->module, written_module != NULL,
 					entry->name));
@@ -184,41 +173,33 @@ int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 	return 0;
 }
 
-/* fentry when the kernel can run it; otherwise kprobes standing in. */
-static int expand_or_fall_back(const struct probe_spec *spec, bool is_return,
-			       probe_point_list *out, char **error)
+/* Standing in for a kprobe: fentry attaches at a function's entry only. */
+static const char *fentry_refuses(const struct probe_spec *spec)
 {
-	const char *kind = is_return ? "fexit" : "fentry";
-	const char *stand_in = is_return ? "a kretprobe" : "a kprobe";
-	int before = out->count, err;
-
-	if (feature_available(FEATURE_FENTRY))
-		return fentry_expand_points(spec, is_return, out, error);
-	if (!feature_available(FEATURE_KPROBE)) {
-		*error = xasprintf("%s is not available on this kernel (%s); kprobes cannot stand "
-				   "in either (%s)", kind, feature_reason(FEATURE_FENTRY),
-				   feature_reason(FEATURE_KPROBE));
-		return probe_points_unavailable(fentry_expand_points, spec, is_return, out, error);
-	}
-	err = kprobe_expand_points(spec, is_return, out, error);
-	if (err)
-		return err;
-	for (int i = before; i < out->count; i++)
-		out->items[i]->note = xasprintf("%s is not available on this kernel; %s is traced "
-						"with %s instead (arg0..arg5%s, no typed args)",
-						kind, spec->text, stand_in,
-						is_return ? " are not available, retval is" : "");
-	return 0;
+	if (spec->part_count >= 1 && strchr(spec->parts[spec->part_count - 1], '+'))
+		return "cannot trace an offset inside a function";
+	return NULL;
 }
+
+const struct function_family fentry_family = {
+	.feature = FEATURE_FENTRY,
+	.kinds = { "fentry", "fexit" },
+	.verb = "is",
+	.standing_names = { "fentry", "fexit" },
+	.traced_with = { "fentry", "fexit" },
+	.traced_detail = { "", "" },
+	.expand_points = fentry_expand_points,
+	.refuses = fentry_refuses,
+};
 
 static int fentry_expand(const struct probe_spec *spec, probe_point_list *out, char **error)
 {
-	return expand_or_fall_back(spec, false, out, error);
+	return function_family_expand(&fentry_family, &kprobe_family, spec, false, out, error);
 }
 
 static int fexit_expand(const struct probe_spec *spec, probe_point_list *out, char **error)
 {
-	return expand_or_fall_back(spec, true, out, error);
+	return function_family_expand(&fentry_family, &kprobe_family, spec, true, out, error);
 }
 
 static int describe(struct probe_point *point, bool is_return, char **error)
@@ -347,7 +328,7 @@ static int list_functions(const char *kind, bool is_return, const char *pattern,
 		const struct btf_name *entry = &names.items[i];
 		char *name = entry->module ? xasprintf("%s:%s:%s", kind, entry->module, entry->name)
 					   : xasprintf("%s:%s", kind, entry->name);
-		char *qualified = xasprintf("%s:%s:%s", kind, module_name(entry->module), entry->name);
+		char *qualified = xasprintf("%s:%s:%s", kind, function_family_module(entry->module), entry->name);
 		if (!pattern || wildcard_match(pattern, name) || wildcard_match(pattern, qualified)) {
 			fprintf(out, "%s\n", name);
 			btf_decl_list decls = { 0 };

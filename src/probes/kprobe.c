@@ -148,17 +148,6 @@ int kernel_functions(const struct kernel_function **functions, int *count, char 
 
 /* ---- expansion ---- */
 
-static const char *canonical_provider(const struct probe_spec *spec)
-{
-	const struct provider *provider = provider_lookup(spec->provider_name);
-	return provider ? provider->name : spec->provider_name;
-}
-
-static const char *module_name(const char *module)
-{
-	return module ? module : "vmlinux";
-}
-
 /* Splits FUNCTION[+OFFSET] in place; false when the offset is malformed. */
 static bool split_offset(char *function, uint64_t *offset)
 {
@@ -183,9 +172,9 @@ static struct probe_point *new_point(const struct probe_spec *spec, bool is_retu
 	struct probe_point *point;
 
 	strbuf_init(&name);
-	strbuf_printf(&name, "%s:", canonical_provider(spec));
+	strbuf_printf(&name, "%s:", function_family_provider_name(spec));
 	if (written_module)
-		strbuf_printf(&name, "%s:", module_name(module));
+		strbuf_printf(&name, "%s:", function_family_module(module));
 	strbuf_puts(&name, function);
 	if (offset)
 		strbuf_printf(&name, "+%llu", (unsigned long long)offset);
@@ -222,7 +211,7 @@ static bool function_is_listed(const char *module, const char *function)
 int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
 			 char **error)
 {
-	const char *kind = canonical_provider(spec);
+	const char *kind = function_family_provider_name(spec);
 	const char *written_module = spec->part_count == 2 ? spec->parts[0] : NULL;
 	char *function;
 	uint64_t offset = 0;
@@ -279,7 +268,7 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 	for (int i = 0; i < count; i++) {
 		if (!wildcard_match(function, functions[i].name))
 			continue;
-		if (written_module && !wildcard_match(written_module, module_name(functions[i].module)))
+		if (written_module && !wildcard_match(written_module, function_family_module(functions[i].module)))
 			continue;
 		vec_push(&matches, &functions[i]);
 	}
@@ -313,45 +302,25 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 	return err;
 }
 
-/* kprobes when the kernel has them; otherwise fentry/fexit standing in. */
-static int expand_or_fall_back(const struct probe_spec *spec, bool is_return,
-			       probe_point_list *out, char **error)
-{
-	const char *kind = is_return ? "kretprobes" : "kprobes";
-	const char *stand_in = is_return ? "fexit" : "fentry";
-	int before = out->count, err;
-
-	if (feature_available(FEATURE_KPROBE))
-		return kprobe_expand_points(spec, is_return, out, error);
-	if (!feature_available(FEATURE_FENTRY)) {
-		*error = xasprintf("%s are not available on this kernel (%s); %s cannot stand in "
-				   "either (%s)", kind, feature_reason(FEATURE_KPROBE), stand_in,
-				   feature_reason(FEATURE_FENTRY));
-		return probe_points_unavailable(kprobe_expand_points, spec, is_return, out, error);
-	}
-	if (spec->part_count >= 1 && strchr(spec->parts[spec->part_count - 1], '+')) {
-		*error = xasprintf("kprobes are not available on this kernel (%s), and fentry, "
-				   "which stands in for them, cannot trace an offset inside a "
-				   "function", feature_reason(FEATURE_KPROBE));
-		return -EOPNOTSUPP;
-	}
-	err = fentry_expand_points(spec, is_return, out, error);
-	if (err)
-		return err;
-	for (int i = before; i < out->count; i++)
-		out->items[i]->note = xasprintf("%s are not available on this kernel; %s is traced "
-						"with %s instead", kind, spec->text, stand_in);
-	return 0;
-}
+const struct function_family kprobe_family = {
+	.feature = FEATURE_KPROBE,
+	.kinds = { "kprobes", "kretprobes" },
+	.verb = "are",
+	.standing_names = { "kprobes", "kprobes" },
+	.traced_with = { "a kprobe", "a kretprobe" },
+	.traced_detail = { " (arg0..arg5, no typed args)",
+			   " (arg0..arg5 are not available, retval is, no typed args)" },
+	.expand_points = kprobe_expand_points,
+};
 
 static int kprobe_expand(const struct probe_spec *spec, probe_point_list *out, char **error)
 {
-	return expand_or_fall_back(spec, false, out, error);
+	return function_family_expand(&kprobe_family, &fentry_family, spec, false, out, error);
 }
 
 static int kretprobe_expand(const struct probe_spec *spec, probe_point_list *out, char **error)
 {
-	return expand_or_fall_back(spec, true, out, error);
+	return function_family_expand(&kprobe_family, &fentry_family, spec, true, out, error);
 }
 
 static int describe(struct probe_point *point, bool is_return, char **error)
@@ -494,7 +463,7 @@ static int list_functions(const char *kind, const char *pattern, FILE *out)
 	}
 	for (int i = 0; i < count; i++) {
 		char *name = xasprintf("%s:%s", kind, functions[i].name);
-		char *qualified = xasprintf("%s:%s:%s", kind, module_name(functions[i].module),
+		char *qualified = xasprintf("%s:%s:%s", kind, function_family_module(functions[i].module),
 					    functions[i].name);
 		if (!pattern || wildcard_match(pattern, name) || wildcard_match(pattern, qualified))
 			fprintf(out, "%s\n", name);

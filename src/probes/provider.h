@@ -382,6 +382,34 @@ int kprobe_expand_points(const struct probe_spec *spec, bool is_return, probe_po
 int fentry_expand_points(const struct probe_spec *spec, bool is_return, probe_point_list *out,
 			 char **error);
 
+/* One family of kernel-function probes, as function_family_expand needs to
+ * know it; each array is indexed by is_return. */
+struct function_family {
+	int feature;                     /* enum feature: FEATURE_KPROBE, FEATURE_FENTRY */
+	const char *kinds[2];            /* as a subject: "kprobes", "fexit" */
+	const char *verb;                /* that goes with kinds: "are", "is" */
+	const char *standing_names[2];   /* in "... cannot stand in either" */
+	const char *traced_with[2];      /* in "... is traced with X instead" */
+	const char *traced_detail[2];    /* what that note adds ("", " (arg0..arg5 ...)") */
+	int (*expand_points)(const struct probe_spec *spec, bool is_return,
+			     probe_point_list *out, char **error);
+	/* Standing in: why spec cannot be served (a phrase), or NULL. */
+	const char *(*refuses)(const struct probe_spec *spec);
+};
+
+extern const struct function_family kprobe_family;  /* kprobe.c */
+extern const struct function_family fentry_family;  /* fentry.c */
+
+/* spec's points with the written family if the kernel has it, else with
+ * stand_in (each point noting so), else unavailable points and *error. */
+int function_family_expand(const struct function_family *written,
+			   const struct function_family *stand_in, const struct probe_spec *spec,
+			   bool is_return, probe_point_list *out, char **error);
+/* The canonical provider name of spec ("kprobe" for "k"), for point names. */
+const char *function_family_provider_name(const struct probe_spec *spec);
+/* A function's module as point names spell it: "vmlinux" for NULL. */
+const char *function_family_module(const char *module);
+
 /*
  * For a probe type this kernel lacks (and nothing stands in for): *error
  * says so. The points are made all the same with expand_points, each
