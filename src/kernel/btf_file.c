@@ -10,11 +10,11 @@
  * is the base's type count and its string offsets start at the base's
  * string section length.
  *
- * Opening costs one walk over the type headers, to note where each record
- * starts; nothing is copied when the kernel lets the file be mapped.
- * Enumerator names are indexed in a hash table the first time a constant
- * is asked for, since a program may name dozens of them and each would
- * otherwise be a search through some 19,000.
+ * Opening costs one walk over the type headers, to note where every 16th
+ * record starts and which types are enums; nothing is copied when the
+ * kernel lets the file be mapped. Enumerator names are hashed the first
+ * time a constant is asked for, since a program may name dozens of them
+ * and each would otherwise be some 19,000 string comparisons.
  */
 #include "btf_file.h"
 
@@ -34,11 +34,12 @@
 /* libbpf's limit on typedef/qualifier/array chains in btf__resolve_size */
 #define RESOLVE_DEPTH_MAX 32
 
-struct enumerator_slot {
-	uint32_t hash;      /* 0: empty */
-	uint32_t type_id;
-	uint32_t index;
-};
+/* Every CHECKPOINT_STRIDE-th type's offset is kept; the ones between are
+ * found by stepping over fewer than that many records. A full table is
+ * half a megabyte of fresh memory for vmlinux, and faulting it in cost
+ * more (some 3 ms in a VM) than all the stepping a program's types need. */
+#define CHECKPOINT_STRIDE 16
+#define SEARCH_LANES 8
 
 struct btf_file {
 	const struct btf_file *base;
@@ -50,65 +51,62 @@ struct btf_file {
 	uint32_t strings_length;
 	uint32_t first_id;           /* 1, or the base's type count */
 	uint32_t first_string;       /* 0, or where the base's strings end */
-	uint32_t *type_offsets;      /* type first_id + i starts at types + type_offsets[i] */
+	uint32_t *checkpoints;       /* type first_id + STRIDE * i starts at types + checkpoints[i] */
 	uint32_t own_count;
-	struct enumerator_slot *enumerators; /* NULL until first asked */
-	uint32_t enumerator_mask;
+	VEC(uint32_t) enum_ids;      /* the enum and enum64 types, in id order */
+	uint32_t *enumerator_hashes; /* of each enumerator of enum_ids' types in turn; NULL
+				      * until first asked */
 	struct btf *libbpf_view;
 	char *path;                  /* where it was read from, NULL from memory */
 };
 
 static const struct btf_type void_type;
 
-/* Length of the record at t, whose kind data ends at most `room` bytes
- * from t; 0 for an unknown kind or a record that does not fit. */
-static size_t record_length(const struct btf_type *t, size_t room)
-{
-	size_t length = sizeof(*t);
-	size_t count = btf_vlen(t);
+/* What each kind adds to the 12-byte `struct btf_type`: fixed bytes, and
+ * bytes per vlen item. A table, not a switch: the walks over all types
+ * would mispredict a branch on every other record. Kinds past the table,
+ * and UNKN, have no records. */
+static const struct {
+	uint8_t fixed, per_item;
+	bool known;
+} kind_layout[] = {
+	[BTF_KIND_INT] = { 4, 0, true },
+	[BTF_KIND_PTR] = { 0, 0, true },
+	[BTF_KIND_ARRAY] = { sizeof(struct btf_array), 0, true },
+	[BTF_KIND_STRUCT] = { 0, sizeof(struct btf_member), true },
+	[BTF_KIND_UNION] = { 0, sizeof(struct btf_member), true },
+	[BTF_KIND_ENUM] = { 0, sizeof(struct btf_enum), true },
+	[BTF_KIND_FWD] = { 0, 0, true },
+	[BTF_KIND_TYPEDEF] = { 0, 0, true },
+	[BTF_KIND_VOLATILE] = { 0, 0, true },
+	[BTF_KIND_CONST] = { 0, 0, true },
+	[BTF_KIND_RESTRICT] = { 0, 0, true },
+	[BTF_KIND_FUNC] = { 0, 0, true },
+	[BTF_KIND_FUNC_PROTO] = { 0, sizeof(struct btf_param), true },
+	[BTF_KIND_VAR] = { sizeof(struct btf_var), 0, true },
+	[BTF_KIND_DATASEC] = { 0, sizeof(struct btf_var_secinfo), true },
+	[BTF_KIND_FLOAT] = { 0, 0, true },
+	[BTF_KIND_DECL_TAG] = { sizeof(struct btf_decl_tag), 0, true },
+	[BTF_KIND_TYPE_TAG] = { 0, 0, true },
+	[BTF_KIND_ENUM64] = { 0, sizeof(struct btf_enum64), true },
+};
 
-	switch (btf_kind(t)) {
-	case BTF_KIND_INT:
-		length += sizeof(uint32_t);
-		break;
-	case BTF_KIND_PTR:
-	case BTF_KIND_FWD:
-	case BTF_KIND_TYPEDEF:
-	case BTF_KIND_VOLATILE:
-	case BTF_KIND_CONST:
-	case BTF_KIND_RESTRICT:
-	case BTF_KIND_FUNC:
-	case BTF_KIND_FLOAT:
-	case BTF_KIND_TYPE_TAG:
-		break;
-	case BTF_KIND_ARRAY:
-		length += sizeof(struct btf_array);
-		break;
-	case BTF_KIND_STRUCT:
-	case BTF_KIND_UNION:
-		length += count * sizeof(struct btf_member);
-		break;
-	case BTF_KIND_ENUM:
-		length += count * sizeof(struct btf_enum);
-		break;
-	case BTF_KIND_ENUM64:
-		length += count * sizeof(struct btf_enum64);
-		break;
-	case BTF_KIND_FUNC_PROTO:
-		length += count * sizeof(struct btf_param);
-		break;
-	case BTF_KIND_VAR:
-		length += sizeof(struct btf_var);
-		break;
-	case BTF_KIND_DATASEC:
-		length += count * sizeof(struct btf_var_secinfo);
-		break;
-	case BTF_KIND_DECL_TAG:
-		length += sizeof(struct btf_decl_tag);
-		break;
-	default:
+#define KIND_COUNT (sizeof(kind_layout) / sizeof(kind_layout[0]))
+
+/* Length of the record at t, of a kind the first walk found known. */
+static size_t record_length(const struct btf_type *t)
+{
+	unsigned kind = btf_kind(t);
+	return sizeof(*t) + kind_layout[kind].fixed + (size_t)btf_vlen(t) * kind_layout[kind].per_item;
+}
+
+/* The same for a record not checked yet, whose data ends at most room
+ * bytes from t; 0 for an unknown kind or a record that does not fit. */
+static size_t checked_record_length(const struct btf_type *t, size_t room)
+{
+	if (room < sizeof(*t) || btf_kind(t) >= KIND_COUNT || !kind_layout[btf_kind(t)].known)
 		return 0;
-	}
+	size_t length = record_length(t);
 	return length <= room ? length : 0;
 }
 
@@ -116,7 +114,6 @@ static size_t record_length(const struct btf_type *t, size_t room)
 static int file_index(struct btf_file *file)
 {
 	const struct btf_header *header = (const struct btf_header *)file->data;
-	VEC(uint32_t) offsets = { 0 };
 
 	if (file->size < sizeof(*header) || header->magic != BTF_MAGIC || header->version != BTF_VERSION ||
 	    header->hdr_len < sizeof(*header) || header->hdr_len > file->size)
@@ -139,19 +136,21 @@ static int file_index(struct btf_file *file)
 			return -EINVAL; /* offset 0 is the empty name */
 		file->first_id = 1;
 	}
+	/* a record is 12 bytes at least: room for all, touched only as used */
+	file->checkpoints = xmalloc((header->type_len / sizeof(struct btf_type) / CHECKPOINT_STRIDE + 1) *
+				    sizeof(uint32_t));
 	for (size_t at = 0; at < header->type_len;) {
-		size_t room = header->type_len - at;
-		size_t length = room >= sizeof(struct btf_type)
-				? record_length((const struct btf_type *)(file->types + at), room) : 0;
-		if (length == 0) {
-			free(offsets.items);
+		const struct btf_type *t = (const struct btf_type *)(file->types + at);
+		size_t length = checked_record_length(t, header->type_len - at);
+		if (length == 0)
 			return -EINVAL;
-		}
-		vec_push(&offsets, (uint32_t)at);
+		if (btf_is_enum(t) || btf_is_enum64(t))
+			vec_push(&file->enum_ids, file->first_id + file->own_count);
+		if (file->own_count % CHECKPOINT_STRIDE == 0)
+			file->checkpoints[file->own_count / CHECKPOINT_STRIDE] = (uint32_t)at;
+		file->own_count++;
 		at += length;
 	}
-	file->type_offsets = offsets.items;
-	file->own_count = (uint32_t)offsets.count;
 	return 0;
 }
 
@@ -251,8 +250,9 @@ void btf_file_free(struct btf_file *file)
 		munmap((void *)file->data, file->size);
 	else
 		free((void *)file->data);
-	free(file->type_offsets);
-	free(file->enumerators);
+	free(file->checkpoints);
+	free(file->enum_ids.items);
+	free(file->enumerator_hashes);
 	free(file->path);
 	free(file);
 }
@@ -273,9 +273,13 @@ const struct btf_type *btf_file_type(const struct btf_file *file, uint32_t id)
 		return &void_type;
 	if (id < file->first_id)
 		return file->base ? btf_file_type(file->base, id) : NULL;
-	if (id - file->first_id >= file->own_count)
+	uint32_t own = id - file->first_id;
+	if (own >= file->own_count)
 		return NULL;
-	return (const struct btf_type *)(file->types + file->type_offsets[id - file->first_id]);
+	const unsigned char *at = file->types + file->checkpoints[own / CHECKPOINT_STRIDE];
+	for (uint32_t step = own % CHECKPOINT_STRIDE; step > 0; step--)
+		at += record_length((const struct btf_type *)at);
+	return (const struct btf_type *)at;
 }
 
 const char *btf_file_name(const struct btf_file *file, uint32_t offset)
@@ -296,13 +300,34 @@ int btf_file_find(const struct btf_file *file, const char *name, int kind)
 		if (id > 0)
 			return id;
 	}
-	for (uint32_t i = 0; i < file->own_count; i++) {
-		const struct btf_type *t = (const struct btf_type *)(file->types + file->type_offsets[i]);
-		if ((int)btf_kind(t) != kind)
-			continue;
-		const char *type_name = btf_file_name(file, t->name_off);
-		if (type_name && strcmp(type_name, name) == 0)
-			return (int)(file->first_id + i);
+	/* Each record's place depends on the one before; walking SEARCH_LANES
+	 * stretches between checkpoints side by side lets the loads overlap
+	 * (one walk from the start is several times slower). In a group of
+	 * stretches the lowest matching id wins; groups go in id order. */
+	uint32_t stretches = (file->own_count + CHECKPOINT_STRIDE - 1) / CHECKPOINT_STRIDE;
+	for (uint32_t group = 0; group < stretches; group += SEARCH_LANES) {
+		const unsigned char *at[SEARCH_LANES];
+		uint32_t lanes = stretches - group < SEARCH_LANES ? stretches - group : SEARCH_LANES;
+		int found = -ENOENT;
+		for (uint32_t lane = 0; lane < lanes; lane++)
+			at[lane] = file->types + file->checkpoints[group + lane];
+		for (uint32_t step = 0; step < CHECKPOINT_STRIDE; step++) {
+			for (uint32_t lane = 0; lane < lanes; lane++) {
+				uint32_t own = (group + lane) * CHECKPOINT_STRIDE + step;
+				if (own >= file->own_count)
+					continue;
+				const struct btf_type *t = (const struct btf_type *)at[lane];
+				at[lane] += record_length(t);
+				if ((int)btf_kind(t) != kind)
+					continue;
+				const char *type_name = btf_file_name(file, t->name_off);
+				int id = (int)(file->first_id + own);
+				if (type_name && strcmp(type_name, name) == 0 && (found < 0 || id < found))
+					found = id;
+			}
+		}
+		if (found > 0)
+			return found;
 	}
 	return -ENOENT;
 }
@@ -365,41 +390,23 @@ static const char *enumerator_name(const struct btf_file *file, const struct btf
 	return btf_file_name(file, offset);
 }
 
-static void index_enumerators(struct btf_file *file)
+/* Hashes are written in one sequential pass and searched by a linear scan
+ * of 19,000 integers: a hash table of slots, written and probed at
+ * random, cost several times more in cache misses than the scans do for
+ * the few dozen constants a program names. */
+static void hash_enumerators(struct btf_file *file)
 {
-	uint32_t count = 0, capacity = 64;
+	uint32_t count = 0;
 
-	for (uint32_t i = 0; i < file->own_count; i++) {
-		const struct btf_type *t = (const struct btf_type *)(file->types + file->type_offsets[i]);
-		if (btf_is_enum(t) || btf_is_enum64(t))
-			count += btf_vlen(t);
-	}
-	while (capacity < 2 * count)
-		capacity *= 2;
-	file->enumerators = xcalloc(capacity, sizeof(*file->enumerators));
-	file->enumerator_mask = capacity - 1;
-	/* in id order, each name keeping its first place: the lowest id wins */
-	for (uint32_t i = 0; i < file->own_count; i++) {
-		const struct btf_type *t = (const struct btf_type *)(file->types + file->type_offsets[i]);
-		if (!btf_is_enum(t) && !btf_is_enum64(t))
-			continue;
+	for (int i = 0; i < file->enum_ids.count; i++)
+		count += btf_vlen(btf_file_type(file, file->enum_ids.items[i]));
+	file->enumerator_hashes = xmalloc((count ? count : 1) * sizeof(uint32_t));
+	count = 0;
+	for (int i = 0; i < file->enum_ids.count; i++) {
+		const struct btf_type *t = btf_file_type(file, file->enum_ids.items[i]);
 		for (uint32_t e = 0; e < btf_vlen(t); e++) {
 			const char *name = enumerator_name(file, t, e);
-			if (!name)
-				continue;
-			uint32_t hash = name_hash(name);
-			uint32_t slot = hash & file->enumerator_mask;
-			bool seen = false;
-			while (file->enumerators[slot].hash && !seen) {
-				const struct enumerator_slot *taken = &file->enumerators[slot];
-				seen = taken->hash == hash &&
-				       strcmp(enumerator_name(file, btf_file_type(file, taken->type_id),
-							      taken->index), name) == 0;
-				slot = (slot + 1) & file->enumerator_mask;
-			}
-			if (!seen)
-				file->enumerators[slot] = (struct enumerator_slot){
-					.hash = hash, .type_id = file->first_id + i, .index = e };
+			file->enumerator_hashes[count++] = name ? name_hash(name) : 0;
 		}
 	}
 }
@@ -411,18 +418,20 @@ int btf_file_enum_constant(struct btf_file *file, const char *name, int *index)
 		if (id > 0)
 			return id;
 	}
-	if (!file->enumerators)
-		index_enumerators(file);
-	uint32_t hash = name_hash(name);
-	for (uint32_t slot = hash & file->enumerator_mask; file->enumerators[slot].hash;
-	     slot = (slot + 1) & file->enumerator_mask) {
-		const struct enumerator_slot *entry = &file->enumerators[slot];
-		if (entry->hash != hash)
-			continue;
-		const struct btf_type *t = btf_file_type(file, entry->type_id);
-		if (strcmp(enumerator_name(file, t, entry->index), name) == 0) {
-			*index = (int)entry->index;
-			return (int)entry->type_id;
+	if (!file->enumerator_hashes)
+		hash_enumerators(file);
+	uint32_t hash = name_hash(name), ordinal = 0;
+	/* in id order: the lowest id wins, as a search with libbpf finds */
+	for (int i = 0; i < file->enum_ids.count; i++) {
+		const struct btf_type *t = btf_file_type(file, file->enum_ids.items[i]);
+		for (uint32_t e = 0; e < btf_vlen(t); e++, ordinal++) {
+			if (file->enumerator_hashes[ordinal] != hash)
+				continue;
+			const char *candidate = enumerator_name(file, t, e);
+			if (candidate && strcmp(candidate, name) == 0) {
+				*index = (int)e;
+				return (int)file->enum_ids.items[i];
+			}
 		}
 	}
 	return -ENOENT;

@@ -5,7 +5,7 @@
  * libbpf's btf__new copies the 5 MB vmlinux BTF and checks every one of
  * its types before answering anything: some 20 ms of a tool's start-up,
  * for programs that then ask about a handful of types. This reader maps
- * the file, indexes where each type starts (one walk over the type
+ * the file, notes where every 16th type starts (one walk over the type
  * headers) and answers from the mapped bytes. The answers are libbpf's:
  * the same ids, the same first match of a name search, a split file's ids
  * and string offsets continuing its base's. Types are the kernel's own
