@@ -41,6 +41,18 @@
 #define CHECKPOINT_STRIDE 16
 #define SEARCH_LANES 8
 
+/* A program's types ask for the same names again (each use of curtask
+ * looks up task_struct; a raw tracepoint's typedef is looked up to expand
+ * it and again to type it), and a search reads a name per type of that
+ * kind: 56,000 for functions. The last few answers are kept. */
+#define RECENT_NAMES 16
+
+struct found_name {
+	char *name;  /* NULL: an empty place */
+	int kind;
+	int id;      /* or -ENOENT */
+};
+
 struct btf_file {
 	const struct btf_file *base;
 	const unsigned char *data;   /* the whole blob */
@@ -54,6 +66,9 @@ struct btf_file {
 	uint32_t *checkpoints;       /* type first_id + STRIDE * i starts at types + checkpoints[i] */
 	uint32_t own_count;
 	VEC(uint32_t) enum_ids;      /* the enum and enum64 types, in id order */
+	VEC(uint32_t) enum_offsets;  /* and where each starts in the type section */
+	struct found_name recent[RECENT_NAMES]; /* the last name searches' answers */
+	uint32_t recent_next;
 	uint32_t *enumerator_hashes; /* of each enumerator of enum_ids' types in turn; NULL
 				      * until first asked */
 	struct btf *libbpf_view;
@@ -144,8 +159,10 @@ static int file_index(struct btf_file *file)
 		size_t length = checked_record_length(t, header->type_len - at);
 		if (length == 0)
 			return -EINVAL;
-		if (btf_is_enum(t) || btf_is_enum64(t))
+		if (btf_is_enum(t) || btf_is_enum64(t)) {
 			vec_push(&file->enum_ids, file->first_id + file->own_count);
+			vec_push(&file->enum_offsets, (uint32_t)at);
+		}
 		if (file->own_count % CHECKPOINT_STRIDE == 0)
 			file->checkpoints[file->own_count / CHECKPOINT_STRIDE] = (uint32_t)at;
 		file->own_count++;
@@ -252,6 +269,9 @@ void btf_file_free(struct btf_file *file)
 		free((void *)file->data);
 	free(file->checkpoints);
 	free(file->enum_ids.items);
+	free(file->enum_offsets.items);
+	for (int i = 0; i < RECENT_NAMES; i++)
+		free(file->recent[i].name);
 	free(file->enumerator_hashes);
 	free(file->path);
 	free(file);
@@ -291,8 +311,12 @@ const char *btf_file_name(const struct btf_file *file, uint32_t offset)
 	return file->strings + (offset - file->first_string);
 }
 
+static int search_name(const struct btf_file *file, const char *name, int kind);
+
 int btf_file_find(const struct btf_file *file, const char *name, int kind)
 {
+	struct btf_file *mutable = (struct btf_file *)file;
+
 	if (kind == BTF_KIND_UNKN || strcmp(name, "void") == 0)
 		return 0;
 	if (file->base) {
@@ -300,6 +324,21 @@ int btf_file_find(const struct btf_file *file, const char *name, int kind)
 		if (id > 0)
 			return id;
 	}
+	for (int i = 0; i < RECENT_NAMES; i++) {
+		const struct found_name *found = &file->recent[i];
+		if (found->name && found->kind == kind && strcmp(found->name, name) == 0)
+			return found->id;
+	}
+	struct found_name *slot = &mutable->recent[mutable->recent_next++ % RECENT_NAMES];
+	free(slot->name);
+	*slot = (struct found_name){ .name = xstrdup(name), .kind = kind,
+				     .id = search_name(file, name, kind) };
+	return slot->id;
+}
+
+/* The lowest id of this file's own types of `kind` named name. */
+static int search_name(const struct btf_file *file, const char *name, int kind)
+{
 	/* Each record's place depends on the one before; walking SEARCH_LANES
 	 * stretches between checkpoints side by side lets the loads overlap
 	 * (one walk from the start is several times slower). In a group of
@@ -390,6 +429,11 @@ static const char *enumerator_name(const struct btf_file *file, const struct btf
 	return btf_file_name(file, offset);
 }
 
+static const struct btf_type *enum_record(const struct btf_file *file, int i)
+{
+	return (const struct btf_type *)(file->types + file->enum_offsets.items[i]);
+}
+
 /* Hashes are written in one sequential pass and searched by a linear scan
  * of 19,000 integers: a hash table of slots, written and probed at
  * random, cost several times more in cache misses than the scans do for
@@ -399,11 +443,11 @@ static void hash_enumerators(struct btf_file *file)
 	uint32_t count = 0;
 
 	for (int i = 0; i < file->enum_ids.count; i++)
-		count += btf_vlen(btf_file_type(file, file->enum_ids.items[i]));
+		count += btf_vlen(enum_record(file, i));
 	file->enumerator_hashes = xmalloc((count ? count : 1) * sizeof(uint32_t));
 	count = 0;
 	for (int i = 0; i < file->enum_ids.count; i++) {
-		const struct btf_type *t = btf_file_type(file, file->enum_ids.items[i]);
+		const struct btf_type *t = enum_record(file, i);
 		for (uint32_t e = 0; e < btf_vlen(t); e++) {
 			const char *name = enumerator_name(file, t, e);
 			file->enumerator_hashes[count++] = name ? name_hash(name) : 0;
@@ -423,7 +467,7 @@ int btf_file_enum_constant(struct btf_file *file, const char *name, int *index)
 	uint32_t hash = name_hash(name), ordinal = 0;
 	/* in id order: the lowest id wins, as a search with libbpf finds */
 	for (int i = 0; i < file->enum_ids.count; i++) {
-		const struct btf_type *t = btf_file_type(file, file->enum_ids.items[i]);
+		const struct btf_type *t = enum_record(file, i);
 		for (uint32_t e = 0; e < btf_vlen(t); e++, ordinal++) {
 			if (file->enumerator_hashes[ordinal] != hash)
 				continue;
