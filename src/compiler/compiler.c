@@ -79,6 +79,17 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 		}
 		if (bucketed && map->max_entries < 64 * 16)
 			map->max_entries = 4096 * 4;
+		/* any other map without a key has the one key 0: a hash map keeps
+		 * spare elements to replace it with, a per-CPU one updates it in
+		 * place, and the kernel need not preallocate 4096 (a millisecond
+		 * of start-up each) */
+		if (!map->key_type && !bucketed && map->max_entries > 1 &&
+		    (map->bpf_map_type == BPF_MAP_TYPE_HASH ||
+		     map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH)) {
+			map->max_entries = 1;
+			free(map->sized_by);
+			map->sized_by = NULL;
+		}
 	}
 }
 

@@ -4,7 +4,9 @@
  * Sources: vmlinux BTF (/sys/kernel/btf/vmlinux) is read the first time a
  * question needs it; module BTF (/sys/kernel/btf/MODULE) is split BTF on top
  * of it and is read only when a name is not in vmlinux or a module is named
- * ("ext4:ext4_file_open"). Each source keeps a table from BTF id to the sonde
+ * ("ext4:ext4_file_open"). Both are read in place by btf_file.c, not parsed
+ * whole by libbpf (a third of a tool's start-up); libbpf only writes C
+ * declarations for -lv, from a view made when first needed. Each source keeps a table from BTF id to the sonde
  * type made for it, so a BTF id always converts to the same struct type:
  * the compiler may compare record types by pointer, and a record completed
  * once is complete for everybody who reached it.
@@ -24,9 +26,6 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <dirent.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <errno.h>
 #include <stdio.h>
@@ -35,13 +34,14 @@
 #include <unistd.h>
 
 #include "../common/util.h"
+#include "btf_file.h"
 
 #define BTF_SYSFS_DIR "/sys/kernel/btf"
 
 /* One BTF object (vmlinux or a module) and the types made from it. */
 struct btf_source {
 	char *module;          /* NULL for vmlinux */
-	struct btf *btf;
+	struct btf_file *btf;
 	struct type **types;   /* indexed by BTF id; NULL until converted */
 	int type_count;
 	int object_fd;         /* the kernel's BTF object for a module, -1 until asked for */
@@ -52,46 +52,36 @@ static bool vmlinux_tried;
 static VEC(struct btf_source *) module_sources;
 static bool modules_listed;
 
-static bool source_open(struct btf_source *source, struct btf *btf)
+static bool source_open(struct btf_source *source, struct btf_file *btf)
 {
 	source->btf = btf;
-	source->type_count = (int)btf__type_cnt(btf);
+	source->type_count = (int)btf_file_type_count(btf);
 	source->types = xcalloc((size_t)source->type_count, sizeof(*source->types));
 	return true;
 }
 
-/* Kernels from 6.16 let /sys/kernel/btf/vmlinux be mapped: one copy of
- * its 5 MB instead of some 1,400 page-sized read()s (sysfs serves no more
- * per call), which took some 60 ms here. NULL where mapping fails. */
-static struct btf *vmlinux_mapped(void)
+/* Where the sysfs file is missing, libbpf knows the other places a
+ * kernel's BTF may be (an ELF vmlinux under /boot...). */
+static struct btf_file *vmlinux_elsewhere(void)
 {
-	struct btf *btf = NULL;
-	struct stat file_status;
-	int fd = open(BTF_SYSFS_DIR "/vmlinux", O_RDONLY | O_CLOEXEC);
+	struct btf *btf = btf__load_vmlinux_btf();
+	struct btf_file *file = NULL;
+	uint32_t size;
+	const void *data = btf ? btf__raw_data(btf, &size) : NULL;
 
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &file_status) == 0 && file_status.st_size > 0) {
-		void *data = mmap(NULL, (size_t)file_status.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (data != MAP_FAILED) {
-			btf = btf__new(data, (uint32_t)file_status.st_size);
-			munmap(data, (size_t)file_status.st_size);
-		}
-	}
-	close(fd);
-	return btf;
+	if (data && btf_file_from_memory(data, size, NULL, &file) < 0)
+		file = NULL;
+	btf__free(btf);
+	return file;
 }
 
 static struct btf_source *vmlinux(void)
 {
 	if (!vmlinux_tried) {
-		struct btf *btf;
+		struct btf_file *btf = NULL;
 		vmlinux_tried = true;
-		btf = vmlinux_mapped();
-		if (!btf)
-			btf = btf__parse(BTF_SYSFS_DIR "/vmlinux", NULL);
-		if (!btf)
-			btf = btf__load_vmlinux_btf();
+		if (btf_file_open(BTF_SYSFS_DIR "/vmlinux", NULL, &btf) < 0)
+			btf = vmlinux_elsewhere();
 		if (btf)
 			source_open(&vmlinux_source, btf);
 	}
@@ -131,13 +121,13 @@ static struct btf_source *module_open(struct btf_source *source)
 	if (!source->btf) {
 		struct btf_source *base = vmlinux();
 		char *path;
-		struct btf *btf;
+		struct btf_file *btf = NULL;
 		if (!base)
 			return NULL;
 		path = xasprintf(BTF_SYSFS_DIR "/%s", source->module);
-		btf = btf__parse_split(path, base->btf);
+		int err = btf_file_open(path, base->btf, &btf);
 		free(path);
-		if (!btf)
+		if (err < 0)
 			return NULL;
 		source_open(source, btf);
 	}
@@ -172,10 +162,10 @@ void btf_forget_types(void)
 static struct type *convert(struct btf_source *source, int id);
 
 /* Skips typedefs and qualifiers; returns the id of the underlying type. */
-static int skip_modifiers(const struct btf *btf, int id)
+static int skip_modifiers(const struct btf_file *btf, int id)
 {
 	for (int depth = 0; id > 0 && depth < 64; depth++) {
-		const struct btf_type *t = btf__type_by_id(btf, (uint32_t)id);
+		const struct btf_type *t = btf_file_type(btf, (uint32_t)id);
 		if (!t)
 			return 0;
 		switch (btf_kind(t)) {
@@ -196,10 +186,10 @@ static int skip_modifiers(const struct btf *btf, int id)
 
 /* "char", "signed char" or "unsigned char" under qualifiers only: arrays of
  * them are strings. A typedef (u8, __u8) means bytes, not text. */
-static bool is_char(const struct btf *btf, int id)
+static bool is_char(const struct btf_file *btf, int id)
 {
 	for (int depth = 0; id > 0 && depth < 16; depth++) {
-		const struct btf_type *t = btf__type_by_id(btf, (uint32_t)id);
+		const struct btf_type *t = btf_file_type(btf, (uint32_t)id);
 		if (!t)
 			return false;
 		if (btf_is_const(t) || btf_is_volatile(t) || btf_is_restrict(t)) {
@@ -208,7 +198,7 @@ static bool is_char(const struct btf *btf, int id)
 		}
 		if (!btf_is_int(t) || t->size != 1)
 			return false;
-		const char *name = btf__name_by_offset(btf, t->name_off);
+		const char *name = btf_file_name(btf, t->name_off);
 		return name && strstr(name, "char") != NULL;
 	}
 	return false;
@@ -216,20 +206,20 @@ static bool is_char(const struct btf *btf, int id)
 
 /* A FWD declaration stands for the struct of the same name when the BTF
  * (or, for a module, its vmlinux base) defines it. */
-static int resolve_forward(const struct btf *btf, const struct btf_type *t)
+static int resolve_forward(const struct btf_file *btf, const struct btf_type *t)
 {
-	const char *name = btf__name_by_offset(btf, t->name_off);
+	const char *name = btf_file_name(btf, t->name_off);
 	int kind = btf_kflag(t) ? BTF_KIND_UNION : BTF_KIND_STRUCT;
 
 	if (!name || !name[0])
 		return 0;
-	int id = btf__find_by_name_kind(btf, name, (uint32_t)kind);
+	int id = btf_file_find(btf, name, kind);
 	return id > 0 ? id : 0;
 }
 
 static struct type *record_shell(struct btf_source *source, int id, const struct btf_type *t)
 {
-	const char *name = btf__name_by_offset(source->btf, t->name_off);
+	const char *name = btf_file_name(source->btf, t->name_off);
 	struct type *record = type_new(TYPE_RECORD);
 	bool is_union = btf_is_union(t);
 
@@ -244,20 +234,20 @@ static struct type *record_shell(struct btf_source *source, int id, const struct
 
 /* An enum: an integer of its size that knows its enumerators' names, so
  * that `%s` and the printers can show them. */
-static struct type *enum_type(const struct btf *btf, const struct btf_type *t)
+static struct type *enum_type(const struct btf_file *btf, const struct btf_type *t)
 {
-	const char *name = btf__name_by_offset(btf, t->name_off);
+	const char *name = btf_file_name(btf, t->name_off);
 	char *spelling = name && name[0] ? xasprintf("enum %s", name) : xstrdup("enum");
 	struct type_enum *enumeration = type_enum_new(spelling);
 	free(spelling);
 	for (int i = 0; i < btf_vlen(t); i++) {
 		if (btf_is_enum(t)) {
 			const struct btf_enum *entry = btf_enum(t) + i;
-			type_enum_add(enumeration, btf__name_by_offset(btf, entry->name_off),
+			type_enum_add(enumeration, btf_file_name(btf, entry->name_off),
 				      btf_kflag(t) ? (int64_t)entry->val : (int64_t)(uint32_t)entry->val);
 		} else {
 			const struct btf_enum64 *entry = btf_enum64(t) + i;
-			type_enum_add(enumeration, btf__name_by_offset(btf, entry->name_off),
+			type_enum_add(enumeration, btf_file_name(btf, entry->name_off),
 				      (int64_t)btf_enum64_value(entry));
 		}
 	}
@@ -268,8 +258,8 @@ static struct type *enum_type(const struct btf *btf, const struct btf_type *t)
 
 static struct type *convert_uncached(struct btf_source *source, int id)
 {
-	const struct btf *btf = source->btf;
-	const struct btf_type *t = btf__type_by_id(btf, (uint32_t)id);
+	const struct btf_file *btf = source->btf;
+	const struct btf_type *t = btf_file_type(btf, (uint32_t)id);
 	struct type *type;
 
 	if (!t)
@@ -290,7 +280,7 @@ static struct type *convert_uncached(struct btf_source *source, int id)
 		return type_int(t->size > 8 ? 8 : (int)t->size, false);
 	case BTF_KIND_PTR: {
 		int target = skip_modifiers(btf, (int)t->type);
-		const struct btf_type *pointee = target ? btf__type_by_id(btf, (uint32_t)target) : NULL;
+		const struct btf_type *pointee = target ? btf_file_type(btf, (uint32_t)target) : NULL;
 		if (!pointee || btf_is_func_proto(pointee) || btf_is_func(pointee))
 			return type_pointer(NULL, false);
 		/* Allocated before the pointee is converted, so a struct that
@@ -322,7 +312,7 @@ static struct type *convert_uncached(struct btf_source *source, int id)
 		type->is_union = btf_kflag(t);
 		free(type->record_name);
 		type->record_name = xasprintf("%s %s", type->is_union ? "union" : "struct",
-					      btf__name_by_offset(btf, t->name_off));
+					      btf_file_name(btf, t->name_off));
 		type->size = 0;
 		return type;
 	}
@@ -358,16 +348,16 @@ typedef VEC(struct type_field) field_list;
 static void add_member_fields(struct btf_source *source, const struct btf_type *t,
 			      int base_bits, field_list *fields)
 {
-	const struct btf *btf = source->btf;
+	const struct btf_file *btf = source->btf;
 	const struct btf_member *member = btf_members(t);
 	int count = btf_vlen(t);
 
 	for (int i = 0; i < count; i++, member++) {
-		const char *name = btf__name_by_offset(btf, member->name_off);
+		const char *name = btf_file_name(btf, member->name_off);
 		int bits_offset = base_bits + (int)btf_member_bit_offset(t, (uint32_t)i);
 		int bitfield_bits = (int)btf_member_bitfield_size(t, (uint32_t)i);
 		int target = skip_modifiers(btf, (int)member->type);
-		const struct btf_type *member_type = btf__type_by_id(btf, (uint32_t)target);
+		const struct btf_type *member_type = btf_file_type(btf, (uint32_t)target);
 
 		if (!name || !name[0]) {
 			/* Anonymous struct/union: its members belong to us. */
@@ -446,7 +436,7 @@ void btf_complete_record(struct type *record)
 	source = source_of(record);
 	if (!source)
 		return;
-	t = btf__type_by_id(source->btf, (uint32_t)record->btf_id);
+	t = btf_file_type(source->btf, (uint32_t)record->btf_id);
 	if (!t || !(btf_is_struct(t) || btf_is_union(t)))
 		return; /* an opaque forward declaration stays incomplete */
 	/* Marked first: a member pointing back here must not start again. */
@@ -508,15 +498,15 @@ struct type *btf_type_by_name(const char *name)
 		const char *tag = name + length;
 		while (*tag == ' ')
 			tag++;
-		id = btf__find_by_name_kind(source->btf, tag, (uint32_t)tagged[i].kind);
+		id = btf_file_find(source->btf, tag, tagged[i].kind);
 		if (id < 0 && tagged[i].kind == BTF_KIND_ENUM)
-			id = btf__find_by_name_kind(source->btf, tag, BTF_KIND_ENUM64);
+			id = btf_file_find(source->btf, tag, BTF_KIND_ENUM64);
 		break;
 	}
 	if (id == -1) {
-		id = btf__find_by_name_kind(source->btf, name, BTF_KIND_TYPEDEF);
+		id = btf_file_find(source->btf, name, BTF_KIND_TYPEDEF);
 		if (id < 0)
-			id = btf__find_by_name_kind(source->btf, btf_int_spelling(name), BTF_KIND_INT);
+			id = btf_file_find(source->btf, btf_int_spelling(name), BTF_KIND_INT);
 	}
 	if (id <= 0)
 		return NULL;
@@ -540,7 +530,7 @@ static int find_function(const char *function, struct btf_source **found)
 		free(module);
 		if (!source)
 			return -ENOENT;
-		id = btf__find_by_name_kind(source->btf, colon + 1, BTF_KIND_FUNC);
+		id = btf_file_find(source->btf, colon + 1, BTF_KIND_FUNC);
 		/* A split BTF also finds its base's functions; those are not the module's. */
 		if (id <= 0 || (source != &vmlinux_source && id < vmlinux_source.type_count))
 			return -ENOENT;
@@ -550,7 +540,7 @@ static int find_function(const char *function, struct btf_source **found)
 	source = vmlinux();
 	if (!source)
 		return -ENOENT;
-	id = btf__find_by_name_kind(source->btf, function, BTF_KIND_FUNC);
+	id = btf_file_find(source->btf, function, BTF_KIND_FUNC);
 	if (id > 0) {
 		*found = source;
 		return id;
@@ -560,7 +550,7 @@ static int find_function(const char *function, struct btf_source **found)
 		source = module_open(module_sources.items[i]);
 		if (!source)
 			continue;
-		id = btf__find_by_name_kind(source->btf, function, BTF_KIND_FUNC);
+		id = btf_file_find(source->btf, function, BTF_KIND_FUNC);
 		if (id >= vmlinux_source.type_count) {
 			*found = source;
 			return id;
@@ -588,7 +578,7 @@ static struct type *proto_record(struct btf_source *source, const struct btf_typ
 			continue;
 		if (param->type == 0)
 			break; /* the `...` of a variadic function */
-		const char *name = btf__name_by_offset(source->btf, param->name_off);
+		const char *name = btf_file_name(source->btf, param->name_off);
 		struct type *type = convert(source, (int)param->type);
 		struct type_field field = {
 			.name = name && name[0] ? xstrdup(name) : xasprintf("arg%d", i - skip),
@@ -613,8 +603,8 @@ int btf_function_args(const char *function, struct type **args_record, struct ty
 
 	if (id < 0)
 		return id;
-	func = btf__type_by_id(source->btf, (uint32_t)id);
-	proto = func ? btf__type_by_id(source->btf, func->type) : NULL;
+	func = btf_file_type(source->btf, (uint32_t)id);
+	proto = func ? btf_file_type(source->btf, func->type) : NULL;
 	if (!proto || !btf_is_func_proto(proto))
 		return -ENOENT;
 	char *name = xasprintf("struct _fentry_%s", bare);
@@ -658,11 +648,11 @@ int btf_percpu_var_id(const char *name, int *size)
 	struct btf_source *source = vmlinux();
 	if (!source)
 		return -ENOENT;
-	int id = btf__find_by_name_kind(source->btf, name, BTF_KIND_VAR);
+	int id = btf_file_find(source->btf, name, BTF_KIND_VAR);
 	if (id <= 0)
 		return -ENOENT;
-	const struct btf_type *var = btf__type_by_id(source->btf, (uint32_t)id);
-	long bytes = var ? btf__resolve_size(source->btf, var->type) : -1;
+	const struct btf_type *var = btf_file_type(source->btf, (uint32_t)id);
+	long bytes = var ? btf_file_resolve_size(source->btf, var->type) : -1;
 	*size = bytes > 0 ? (int)bytes : 0;
 	return id;
 }
@@ -693,23 +683,23 @@ int btf_function_id(const char *function, int *btf_id, int *btf_obj_fd)
 /* Whether two BTF type ids name the same C type: the same id, or (when one
  * compilation unit's copy was not merged with another's) the same kind and
  * name, through pointers and qualifiers. */
-static bool same_c_type(const struct btf *btf, uint32_t a, uint32_t b, int depth)
+static bool same_c_type(const struct btf_file *btf, uint32_t a, uint32_t b, int depth)
 {
 	if (a == b)
 		return true;
 	if (depth > 4)
 		return false;
-	const struct btf_type *ta = btf__type_by_id(btf, a), *tb = btf__type_by_id(btf, b);
+	const struct btf_type *ta = btf_file_type(btf, a), *tb = btf_file_type(btf, b);
 	while (ta && (btf_is_const(ta) || btf_is_volatile(ta) || btf_is_restrict(ta)))
-		ta = btf__type_by_id(btf, ta->type);
+		ta = btf_file_type(btf, ta->type);
 	while (tb && (btf_is_const(tb) || btf_is_volatile(tb) || btf_is_restrict(tb)))
-		tb = btf__type_by_id(btf, tb->type);
+		tb = btf_file_type(btf, tb->type);
 	if (!ta || !tb || btf_kind(ta) != btf_kind(tb))
 		return false;
 	if (btf_is_ptr(ta))
 		return same_c_type(btf, ta->type, tb->type, depth + 1);
-	return ta->name_off && strcmp(btf__name_by_offset(btf, ta->name_off),
-				      btf__name_by_offset(btf, tb->name_off)) == 0;
+	return ta->name_off && strcmp(btf_file_name(btf, ta->name_off),
+				      btf_file_name(btf, tb->name_off)) == 0;
 }
 
 /* A __bpf_trace_* function prototype with the parameter types of `proto`
@@ -719,19 +709,19 @@ static bool same_c_type(const struct btf *btf, uint32_t a, uint32_t b, int depth
 static const struct btf_type *class_function_proto(struct btf_source *source, const char *event,
 						   const struct btf_type *proto)
 {
-	const struct btf *btf = source->btf;
+	const struct btf_file *btf = source->btf;
 	int first_id = source == &vmlinux_source ? 1 : vmlinux_source.type_count;
 	const struct btf_param *wanted = btf_params(proto);
-	int count = (int)btf__type_cnt(btf);
+	int count = (int)btf_file_type_count(btf);
 	const struct btf_type *best = NULL;
 	size_t best_common = 0;
 
 	for (int id = first_id; id < count; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, (uint32_t)id);
-		const char *name = btf_is_func(t) ? btf__name_by_offset(btf, t->name_off) : "";
+		const struct btf_type *t = btf_file_type(btf, (uint32_t)id);
+		const char *name = btf_is_func(t) ? btf_file_name(btf, t->name_off) : "";
 		if (strncmp(name, "__bpf_trace_", 12) != 0)
 			continue;
-		const struct btf_type *candidate = btf__type_by_id(btf, t->type);
+		const struct btf_type *candidate = btf_file_type(btf, t->type);
 		if (!candidate || !btf_is_func_proto(candidate) || btf_vlen(candidate) != btf_vlen(proto))
 			continue;
 		const struct btf_param *params = btf_params(candidate);
@@ -752,7 +742,7 @@ static const struct btf_type *class_function_proto(struct btf_source *source, co
 static const struct btf_type *tracepoint_proto_in(struct btf_source *source, const char *name)
 {
 	static const char *const function_prefixes[] = { "__probestub_", "__bpf_trace_" };
-	const struct btf *btf = source->btf;
+	const struct btf_file *btf = source->btf;
 	int first_id = source == &vmlinux_source ? 1 : vmlinux_source.type_count;
 	const struct btf_type *t;
 	char *full;
@@ -760,19 +750,19 @@ static const struct btf_type *tracepoint_proto_in(struct btf_source *source, con
 
 	for (size_t i = 0; i < sizeof(function_prefixes) / sizeof(function_prefixes[0]); i++) {
 		full = xasprintf("%s%s", function_prefixes[i], name);
-		id = btf__find_by_name_kind(btf, full, BTF_KIND_FUNC);
+		id = btf_file_find(btf, full, BTF_KIND_FUNC);
 		free(full);
-		t = id >= first_id ? btf__type_by_id(btf, (uint32_t)id) : NULL;
-		t = t ? btf__type_by_id(btf, t->type) : NULL;
+		t = id >= first_id ? btf_file_type(btf, (uint32_t)id) : NULL;
+		t = t ? btf_file_type(btf, t->type) : NULL;
 		if (t && btf_is_func_proto(t) && btf_vlen(t) >= 1)
 			return t;
 	}
 	full = xasprintf("btf_trace_%s", name);
-	id = btf__find_by_name_kind(btf, full, BTF_KIND_TYPEDEF);
+	id = btf_file_find(btf, full, BTF_KIND_TYPEDEF);
 	free(full);
-	t = id >= first_id ? btf__type_by_id(btf, (uint32_t)id) : NULL;
-	t = t ? btf__type_by_id(btf, t->type) : NULL;
-	t = t && btf_is_ptr(t) ? btf__type_by_id(btf, t->type) : NULL;
+	t = id >= first_id ? btf_file_type(btf, (uint32_t)id) : NULL;
+	t = t ? btf_file_type(btf, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf_file_type(btf, t->type) : NULL;
 	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 1)
 		return NULL;
 	/* Before 6.4 an event that shares its class has no function of its own
@@ -844,10 +834,10 @@ static void collect_names(struct btf_source *source, int first_id, int kind, con
 	size_t prefix_length = strlen(prefix);
 
 	for (int id = first_id; id < source->type_count; id++) {
-		const struct btf_type *t = btf__type_by_id(source->btf, (uint32_t)id);
+		const struct btf_type *t = btf_file_type(source->btf, (uint32_t)id);
 		if (!t || (int)btf_kind(t) != kind)
 			continue;
-		const char *name = btf__name_by_offset(source->btf, t->name_off);
+		const char *name = btf_file_name(source->btf, t->name_off);
 		if (!name || strncmp(name, prefix, prefix_length) != 0 || !name[prefix_length])
 			continue;
 		struct btf_name entry = {
@@ -876,6 +866,13 @@ int btf_list_names(int kind, const char *prefix, bool with_modules, btf_name_lis
 	return 0;
 }
 
+bool btf_vmlinux_has(int kind, const char *name)
+{
+	struct btf_source *source = vmlinux();
+
+	return source && btf_file_find(source->btf, name, kind) > 0;
+}
+
 /* ---- C declarations, for -lv ---- */
 
 static void append_printf(void *context, const char *fmt, va_list args)
@@ -884,7 +881,7 @@ static void append_printf(void *context, const char *fmt, va_list args)
 }
 
 /* "struct task_struct *prev", as the kernel source declares it. */
-static char *declaration(const struct btf *btf, int type_id, const char *name)
+static char *declaration(const struct btf_file *btf, int type_id, const char *name)
 {
 	LIBBPF_OPTS(btf_dump_emit_type_decl_opts, options, .field_name = name);
 	struct strbuf sb;
@@ -895,7 +892,8 @@ static char *declaration(const struct btf *btf, int type_id, const char *name)
 		strbuf_printf(&sb, "void %s", name);
 		return strbuf_release(&sb);
 	}
-	dump = btf_dump__new(btf, append_printf, &sb, NULL);
+	struct btf *view = btf_file_libbpf(btf);
+	dump = view ? btf_dump__new(view, append_printf, &sb, NULL) : NULL;
 	if (!dump || btf_dump__emit_type_decl(dump, (uint32_t)type_id, &options) < 0) {
 		strbuf_reset(&sb);
 		strbuf_printf(&sb, "? %s", name);
@@ -904,7 +902,7 @@ static char *declaration(const struct btf *btf, int type_id, const char *name)
 	return strbuf_release(&sb);
 }
 
-static void proto_declarations(const struct btf *btf, const struct btf_type *proto, int skip,
+static void proto_declarations(const struct btf_file *btf, const struct btf_type *proto, int skip,
 			       btf_decl_list *out)
 {
 	const struct btf_param *param = btf_params(proto);
@@ -917,7 +915,7 @@ static void proto_declarations(const struct btf *btf, const struct btf_type *pro
 			vec_push(out, xstrdup("..."));
 			break;
 		}
-		const char *name = btf__name_by_offset(btf, param->name_off);
+		const char *name = btf_file_name(btf, param->name_off);
 		char *fallback = xasprintf("arg%d", i - skip);
 		vec_push(out, declaration(btf, (int)param->type, name && name[0] ? name : fallback));
 		free(fallback);
@@ -932,8 +930,8 @@ int btf_function_declarations(const char *function, btf_decl_list *out)
 
 	if (id < 0)
 		return id;
-	func = btf__type_by_id(source->btf, (uint32_t)id);
-	proto = func ? btf__type_by_id(source->btf, func->type) : NULL;
+	func = btf_file_type(source->btf, (uint32_t)id);
+	proto = func ? btf_file_type(source->btf, func->type) : NULL;
 	if (!proto || !btf_is_func_proto(proto))
 		return -ENOENT;
 	proto_declarations(source->btf, proto, 0, out);
@@ -983,15 +981,16 @@ int btf_type_definition(const char *name, char **text)
 		size_t length = strlen(tagged[i].prefix);
 		if (strncmp(name, tagged[i].prefix, length) != 0)
 			continue;
-		id = btf__find_by_name_kind(source->btf, name + length, (uint32_t)tagged[i].kind);
+		id = btf_file_find(source->btf, name + length, tagged[i].kind);
 		if (id < 0 && tagged[i].kind == BTF_KIND_ENUM)
-			id = btf__find_by_name_kind(source->btf, name + length, BTF_KIND_ENUM64);
+			id = btf_file_find(source->btf, name + length, BTF_KIND_ENUM64);
 	}
 	if (id <= 0)
 		return -ENOENT;
 	struct strbuf sb;
 	strbuf_init(&sb);
-	struct btf_dump *dump = btf_dump__new(source->btf, append_printf, &sb, NULL);
+	struct btf *view = btf_file_libbpf(source->btf);
+	struct btf_dump *dump = view ? btf_dump__new(view, append_printf, &sb, NULL) : NULL;
 	if (!dump || btf_dump__dump_type(dump, (uint32_t)id) < 0) {
 		btf_dump__free(dump);
 		strbuf_free(&sb);
@@ -1022,34 +1021,22 @@ int btf_enum_value(const char *name, int64_t *value)
 int btf_enum_constant(const char *name, int64_t *value, struct type **type)
 {
 	struct btf_source *source = vmlinux();
+	int index;
 	if (!source)
 		return -ENOENT;
-	const struct btf *btf = source->btf;
-	for (int id = 1; id < source->type_count; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		if (btf_is_enum(t)) {
-			const struct btf_enum *entry = btf_enum(t);
-			for (int i = 0; i < btf_vlen(t); i++, entry++) {
-				if (strcmp(btf__name_by_offset(btf, entry->name_off), name) == 0) {
-					*value = btf_kflag(t) ? (int64_t)entry->val : (int64_t)(uint32_t)entry->val;
-					if (type)
-						*type = type_widened(convert(source, id));
-					return 0;
-				}
-			}
-		} else if (btf_is_enum64(t)) {
-			const struct btf_enum64 *entry = btf_enum64(t);
-			for (int i = 0; i < btf_vlen(t); i++, entry++) {
-				if (strcmp(btf__name_by_offset(btf, entry->name_off), name) == 0) {
-					*value = (int64_t)btf_enum64_value(entry);
-					if (type)
-						*type = type_widened(convert(source, id));
-					return 0;
-				}
-			}
-		}
+	int id = btf_file_enum_constant(source->btf, name, &index);
+	if (id < 0)
+		return id;
+	const struct btf_type *t = btf_file_type(source->btf, (uint32_t)id);
+	if (btf_is_enum(t)) {
+		const struct btf_enum *entry = btf_enum(t) + index;
+		*value = btf_kflag(t) ? (int64_t)entry->val : (int64_t)(uint32_t)entry->val;
+	} else {
+		*value = (int64_t)btf_enum64_value(btf_enum64(t) + index);
 	}
-	return -ENOENT;
+	if (type)
+		*type = type_widened(convert(source, id));
+	return 0;
 }
 
 int btf_tracepoint_record(const char *name, struct type **record)

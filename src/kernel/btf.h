@@ -100,6 +100,10 @@ typedef VEC(struct btf_name) btf_name_list;
 int btf_list_names(int kind, const char *prefix, bool with_modules, btf_name_list *out);
 void btf_name_list_free(btf_name_list *list);
 
+/* Whether vmlinux BTF (modules not searched) has a type of `kind` named
+ * name: one lookup where btf_list_names would list them all. */
+bool btf_vmlinux_has(int kind, const char *name);
+
 /* C declarations of a function's parameters ("struct file *file"), then
  * its return type as "TYPE retval" unless void; or of a raw tracepoint's
  * arguments (without the data pointer). For -lv. 0 or -ENOENT. */

@@ -116,6 +116,12 @@ static int compare_tracepoints(const void *a, const void *b)
 	}
 }
 
+/* A name that is one path component: not empty, no slash, not . or .. */
+static bool plain_name(const char *name)
+{
+	return name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
 int tracefs_find(const char *category_pattern, const char *name_pattern,
 		 tracepoint_list *out, char **error)
 {
@@ -127,6 +133,19 @@ int tracefs_find(const char *category_pattern, const char *name_pattern,
 	err = tracefs_require(&root, error);
 	if (err)
 		return err;
+	/* One exact name: whether its directory has an enable file says what
+	 * available_events would (the entries it leaves out have none), and
+	 * costs one lookup instead of reading all ~2,000 lines. */
+	if (!has_wildcard(category_pattern) && !has_wildcard(name_pattern) &&
+	    plain_name(category_pattern) && plain_name(name_pattern)) {
+		path = xasprintf("%s/events/%s/%s/enable", root, category_pattern, name_pattern);
+		if (access(path, F_OK) == 0) {
+			struct tracepoint_name tp = { xstrdup(category_pattern), xstrdup(name_pattern) };
+			vec_push(out, tp);
+		}
+		free(path);
+		return 0;
+	}
 	path = xasprintf("%s/available_events", root);
 	text = read_file(path, NULL);
 	if (!text) {

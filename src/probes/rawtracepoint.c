@@ -93,10 +93,23 @@ static int rawtracepoint_expand(const struct probe_spec *spec, probe_point_list 
 				   "rawtracepoint:MODULE:NAME (e.g. rawtracepoint:sched_switch)");
 		return -EINVAL;
 	}
-	err = all_tracepoints(&names, error);
-	if (err)
-		return err;
-	sort_unique(&names);
+	/* One name and no module: one lookup in vmlinux finds it (listing
+	 * every raw tracepoint of every module is a few ms of start-up) */
+	if (!module_pattern && !has_wildcard(name_pattern)) {
+		char *typedef_name = xasprintf("btf_trace_%s", name_pattern);
+		bool found = btf_vmlinux_has(BTF_KIND_TYPEDEF, typedef_name);
+		free(typedef_name);
+		if (found) {
+			struct btf_name entry = { NULL, xstrdup(name_pattern) };
+			vec_push(&names, entry);
+		}
+	}
+	if (!names.count) {
+		err = all_tracepoints(&names, error);
+		if (err)
+			return err;
+		sort_unique(&names);
+	}
 	for (int i = 0; i < names.count; i++) {
 		if (!wildcard_match(name_pattern, names.items[i].name))
 			continue;

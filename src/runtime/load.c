@@ -156,9 +156,48 @@ static uint32_t load_map_flags(const struct map_desc *map)
 	return 0;
 }
 
+/*
+ * Which maps some program's instructions name. A hash map that none does
+ * stays empty for the whole run: only programs add elements (user space
+ * reads, zeroes the keys there are, deletes). A tool's option that is off
+ * leaves such maps behind (biolatency's per-disk and per-flag histograms,
+ * printed and cleared from user space but never filled), and creating one
+ * preallocates all its elements: some milliseconds of start-up each for a
+ * per-CPU map of 4096. They are made with one entry instead, so printing
+ * and clearing them still finds a real, empty map.
+ */
+static bool *load_referenced_maps(const struct program *program)
+{
+	bool *referenced = xcalloc((size_t)program->maps.count + 1, sizeof(*referenced));
+
+	for (int p = 0; p < program->probes.count; p++) {
+		const struct probe_program *probe = &program->probes.items[p];
+		for (int i = 0; i < probe->insn_count; i++) {
+			const struct bpf_insn *insn = &probe->insns[i];
+			if (insn->code != (BPF_LD | BPF_DW | BPF_IMM))
+				continue;
+			if ((insn->src_reg == BPF_PSEUDO_MAP_FD || insn->src_reg == BPF_PSEUDO_MAP_VALUE) &&
+			    insn->imm >= 0 && insn->imm < program->maps.count)
+				referenced[insn->imm] = true;
+			i++; /* the second half of the 16-byte load */
+		}
+	}
+	return referenced;
+}
+
+/* A user hash map no instruction names is made with one entry. */
+static bool load_map_stays_empty(const struct map_desc *map, bool referenced)
+{
+	return !referenced && map->role == MAP_ROLE_USER &&
+	       (map->bpf_map_type == BPF_MAP_TYPE_HASH || map->bpf_map_type == BPF_MAP_TYPE_PERCPU_HASH ||
+		map->bpf_map_type == BPF_MAP_TYPE_LRU_HASH ||
+		map->bpf_map_type == BPF_MAP_TYPE_LRU_PERCPU_HASH);
+}
+
 static int load_maps(struct program *program, uint32_t ringbuf_size)
 {
 	uint32_t zero = 0;
+	bool *referenced = load_referenced_maps(program);
 
 	for (int i = 0; i < program->maps.count; i++) {
 		struct map_desc *map = &program->maps.items[i];
@@ -184,6 +223,8 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 			value_size = 0;
 			max_entries = ringbuf_size;
 		}
+		if (load_map_stays_empty(map, referenced[i]))
+			max_entries = 1;
 		LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = load_map_flags(map));
 
 		load_object_name(name, sizeof(name), "", map->name);
@@ -196,6 +237,7 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 			close(fd);
 			fprintf(stderr, "sonde: cannot fill the table %s (%u bytes): %s\n", map->name,
 				value_size, strerror(err));
+			free(referenced);
 			return -1;
 		}
 		if (fd < 0) {
@@ -209,10 +251,12 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 					"bytes, %u entries): %s\n",
 					load_map_kind(map->bpf_map_type), map->name, key_size,
 					value_size, max_entries, strerror(err));
+			free(referenced);
 			return -1;
 		}
 		map->fd = fd;
 	}
+	free(referenced);
 	return 0;
 }
 

@@ -6,10 +6,16 @@
  *
  * Every offset is checked against the kernel's own BTF read with libbpf, so
  * the tests hold on any kernel with BTF. Needs root for the attach test.
+ *
+ * The in-place reader under it (kernel/btf_file.c) is checked against
+ * libbpf's parse of the same BTF: every type record, name and size, a
+ * spread of name searches and enumerators, a split BTF built with libbpf
+ * on top of vmlinux (a module's shape), and broken blobs, refused.
  * Prints PASS/FAIL per case and a closing `N passed, N failed` line.
  */
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <linux/btf.h>
 #include <errno.h>
 #include <linux/bpf.h>
 #include <stdio.h>
@@ -18,6 +24,7 @@
 #include <unistd.h>
 
 #include "kernel/btf.h"
+#include "kernel/btf_file.h"
 #include "kernel/kallsyms.h"
 #include "kernel/tracefs.h"
 #include "kernel/features.h"
@@ -33,6 +40,7 @@ extern const struct provider hardware_provider;
 static int passed, failed;
 static char why[512];
 static struct btf *reference_btf;
+static struct btf_file *vmlinux_file; /* sonde's reader, beside libbpf's */
 
 #define EXPECT(cond, ...)                                          \
 	do {                                                       \
@@ -694,6 +702,271 @@ static bool test_tracepoint_record_matches_format(void)
 	return true;
 }
 
+/* ---- btf_file: the in-place reader against libbpf ---- */
+
+/* Bytes of the record at t, as libbpf lays records out. */
+static size_t record_bytes(const struct btf_type *t)
+{
+	size_t count = btf_vlen(t);
+
+	switch (btf_kind(t)) {
+	case BTF_KIND_INT: return sizeof(*t) + 4;
+	case BTF_KIND_ARRAY: return sizeof(*t) + sizeof(struct btf_array);
+	case BTF_KIND_STRUCT:
+	case BTF_KIND_UNION: return sizeof(*t) + count * sizeof(struct btf_member);
+	case BTF_KIND_ENUM: return sizeof(*t) + count * sizeof(struct btf_enum);
+	case BTF_KIND_ENUM64: return sizeof(*t) + count * sizeof(struct btf_enum64);
+	case BTF_KIND_FUNC_PROTO: return sizeof(*t) + count * sizeof(struct btf_param);
+	case BTF_KIND_VAR: return sizeof(*t) + sizeof(struct btf_var);
+	case BTF_KIND_DATASEC: return sizeof(*t) + count * sizeof(struct btf_var_secinfo);
+	case BTF_KIND_DECL_TAG: return sizeof(*t) + sizeof(struct btf_decl_tag);
+	default: return sizeof(*t);
+	}
+}
+
+/* Every id: the same record bytes and the same name as libbpf's. */
+static bool same_types(const struct btf *expected, const struct btf_file *got, uint32_t first)
+{
+	uint32_t count = btf__type_cnt(expected);
+
+	EXPECT(btf_file_type_count(got) == count, "%u types, libbpf has %u",
+	       btf_file_type_count(got), count);
+	EXPECT(btf_file_type(got, count) == NULL, "type %u past the end is not NULL", count);
+	EXPECT(btf_file_type(got, 0) && btf_kind(btf_file_type(got, 0)) == BTF_KIND_UNKN,
+	       "id 0 is not void");
+	for (uint32_t id = first; id < count; id++) {
+		const struct btf_type *want = btf__type_by_id(expected, id);
+		const struct btf_type *have = btf_file_type(got, id);
+		EXPECT(have, "type %u missing", id);
+		EXPECT(memcmp(want, have, record_bytes(want)) == 0, "type %u differs", id);
+		const char *want_name = btf__name_by_offset(expected, want->name_off);
+		const char *have_name = btf_file_name(got, have->name_off);
+		EXPECT(want_name && have_name && strcmp(want_name, have_name) == 0,
+		       "type %u named %s, libbpf says %s", id, have_name ? have_name : "(null)",
+		       want_name ? want_name : "(null)");
+	}
+	return true;
+}
+
+static bool test_vmlinux_types(void)
+{
+	return same_types(reference_btf, vmlinux_file, 1);
+}
+
+static bool test_vmlinux_names(void)
+{
+	const struct btf_header *header = btf__raw_data(reference_btf, &(uint32_t){ 0 });
+
+	EXPECT(btf_file_name(vmlinux_file, 0) && btf_file_name(vmlinux_file, 0)[0] == '\0', "offset 0 is not \"\"");
+	EXPECT(btf_file_name(vmlinux_file, header->str_len - 1) != NULL, "last string offset refused");
+	EXPECT(btf_file_name(vmlinux_file, header->str_len) == NULL, "offset past the strings accepted");
+	return true;
+}
+
+/* Some 1,000 names of every kind, plus names that are not there. */
+static bool test_vmlinux_find(void)
+{
+	uint32_t count = btf__type_cnt(reference_btf);
+	int checked = 0;
+
+	for (uint32_t id = 1; id < count; id += 127) {
+		const struct btf_type *t = btf__type_by_id(reference_btf, id);
+		const char *name = btf__name_by_offset(reference_btf, t->name_off);
+		if (!name || !name[0])
+			continue;
+		int want = btf__find_by_name_kind(reference_btf, name, btf_kind(t));
+		int have = btf_file_find(vmlinux_file, name, (int)btf_kind(t));
+		EXPECT(want == have, "%s (kind %u): %d, libbpf %d", name, btf_kind(t), have, want);
+		checked++;
+	}
+	EXPECT(checked > 100, "only %d names checked", checked);
+	EXPECT(btf_file_find(vmlinux_file, "task_struct", BTF_KIND_STRUCT) ==
+	       btf__find_by_name_kind(reference_btf, "task_struct", BTF_KIND_STRUCT), "task_struct");
+	EXPECT(btf_file_find(vmlinux_file, "task_struct", BTF_KIND_UNION) == -ENOENT,
+	       "union task_struct found");
+	EXPECT(btf_file_find(vmlinux_file, "sonde_no_such_type", BTF_KIND_STRUCT) == -ENOENT,
+	       "unknown name found");
+	EXPECT(btf_file_find(vmlinux_file, "void", BTF_KIND_TYPEDEF) == 0, "void is not 0");
+	return true;
+}
+
+static bool test_vmlinux_sizes(void)
+{
+	uint32_t count = btf__type_cnt(reference_btf);
+
+	for (uint32_t id = 0; id < count; id++) {
+		long want = btf__resolve_size(reference_btf, id);
+		long have = btf_file_resolve_size(vmlinux_file, id);
+		EXPECT(want == have || (want < 0 && have < 0), "type %u: size %ld, libbpf %ld", id,
+		       have, want);
+	}
+	return true;
+}
+
+/* The first enum (lowest id) with an enumerator of that name, by libbpf. */
+static int reference_enumerator(const char *name, int *index)
+{
+	uint32_t count = btf__type_cnt(reference_btf);
+
+	for (uint32_t id = 1; id < count; id++) {
+		const struct btf_type *t = btf__type_by_id(reference_btf, id);
+		if (!btf_is_enum(t) && !btf_is_enum64(t))
+			continue;
+		for (int i = 0; i < btf_vlen(t); i++) {
+			uint32_t offset = btf_is_enum(t) ? btf_enum(t)[i].name_off : btf_enum64(t)[i].name_off;
+			if (strcmp(btf__name_by_offset(reference_btf, offset), name) == 0) {
+				*index = i;
+				return (int)id;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+static bool test_vmlinux_enumerators(void)
+{
+	uint32_t count = btf__type_cnt(reference_btf);
+	int seen = 0, checked = 0;
+
+	for (uint32_t id = 1; id < count; id++) {
+		const struct btf_type *t = btf__type_by_id(reference_btf, id);
+		if (!btf_is_enum(t) && !btf_is_enum64(t))
+			continue;
+		for (int i = 0; i < btf_vlen(t); i++) {
+			if (seen++ % 61)
+				continue;
+			uint32_t offset = btf_is_enum(t) ? btf_enum(t)[i].name_off : btf_enum64(t)[i].name_off;
+			const char *name = btf__name_by_offset(reference_btf, offset);
+			int want_index = -1, have_index = -1;
+			int want = reference_enumerator(name, &want_index);
+			int have = btf_file_enum_constant(vmlinux_file, name, &have_index);
+			EXPECT(want == have && want_index == have_index, "%s: enum %d #%d, libbpf %d #%d",
+			       name, have, have_index, want, want_index);
+			checked++;
+		}
+	}
+	EXPECT(checked > 50, "only %d enumerators checked", checked);
+	int index;
+	EXPECT(btf_file_enum_constant(vmlinux_file, "sonde_no_such_constant", &index) == -ENOENT,
+	       "unknown constant found");
+	return true;
+}
+
+/* A module's shape: a few types on top of vmlinux, one of them named like
+ * a vmlinux type (the base's comes first), one pointing into the base. */
+static bool test_split(void)
+{
+	struct btf *split = btf__new_empty_split(reference_btf);
+	int task = btf__find_by_name_kind(reference_btf, "task_struct", BTF_KIND_STRUCT);
+
+	EXPECT(split, "libbpf cannot make a split BTF");
+	int u32_id = btf__add_int(split, "sonde_u32", 4, 0);
+	int pointer = btf__add_ptr(split, task);
+	int record = btf__add_struct(split, "sonde_module_struct", 16);
+	btf__add_field(split, "count", u32_id, 0, 0);
+	btf__add_field(split, "task", pointer, 64, 0);
+	btf__add_struct(split, "task_struct", 8);
+	int enumeration = btf__add_enum(split, "sonde_module_enum", 4);
+	btf__add_enum_value(split, "SONDE_MODULE_ONE", 1);
+	btf__add_enum_value(split, "SONDE_MODULE_TWO", 2);
+	uint32_t size;
+	const void *data = btf__raw_data(split, &size);
+	struct btf_file *module = NULL;
+	int err = data ? btf_file_from_memory(data, size, vmlinux_file, &module) : -EINVAL;
+	bool ok = false;
+
+	if (err < 0) {
+		snprintf(why, sizeof(why), "split BTF refused: %s", strerror(-err));
+		goto out;
+	}
+	if (!same_types(split, module, btf__type_cnt(reference_btf)))
+		goto out;
+	if (btf_file_first_id(module) != btf__type_cnt(reference_btf)) {
+		snprintf(why, sizeof(why), "first id %u", btf_file_first_id(module));
+		goto out;
+	}
+	/* base ids and names answered through the module */
+	const struct btf_type *base_task = btf_file_type(module, (uint32_t)task);
+	if (!base_task || strcmp(btf_file_name(module, base_task->name_off), "task_struct") != 0) {
+		snprintf(why, sizeof(why), "base type through the module");
+		goto out;
+	}
+	if (btf_file_find(module, "sonde_module_struct", BTF_KIND_STRUCT) != record ||
+	    btf_file_find(module, "task_struct", BTF_KIND_STRUCT) != task ||
+	    btf_file_find(module, "sonde_u32", BTF_KIND_INT) != u32_id) {
+		snprintf(why, sizeof(why), "name search in the module");
+		goto out;
+	}
+	if (btf_file_resolve_size(module, (uint32_t)record) != 16 ||
+	    btf_file_resolve_size(module, (uint32_t)pointer) != 8) {
+		snprintf(why, sizeof(why), "sizes in the module");
+		goto out;
+	}
+	int index = -1;
+	if (btf_file_enum_constant(module, "SONDE_MODULE_TWO", &index) != enumeration || index != 1) {
+		snprintf(why, sizeof(why), "module enumerator");
+		goto out;
+	}
+	ok = true;
+out:
+	btf_file_free(module);
+	btf__free(split);
+	return ok;
+}
+
+/* A small standalone BTF, then broken copies of it. */
+static bool test_broken(void)
+{
+	struct btf *small = btf__new_empty();
+	int int_id = btf__add_int(small, "int", 4, BTF_INT_SIGNED);
+	btf__add_struct(small, "pair", 8);
+	btf__add_field(small, "a", int_id, 0, 0);
+	btf__add_field(small, "b", int_id, 32, 0);
+	uint32_t size;
+	const unsigned char *data = btf__raw_data(small, &size);
+	unsigned char *copy = malloc(size);
+	struct btf_file *parsed = NULL;
+	struct btf_header *header = (struct btf_header *)copy;
+	bool ok = false;
+
+	if (btf_file_from_memory(data, size, NULL, &parsed) < 0 || btf_file_type_count(parsed) != 3 ||
+	    btf_file_find(parsed, "pair", BTF_KIND_STRUCT) != 2 ||
+	    btf_file_resolve_size(parsed, 2) != 8) {
+		snprintf(why, sizeof(why), "the intact blob is not read right");
+		goto out;
+	}
+	btf_file_free(parsed);
+	parsed = NULL;
+	static const char *const cases[] = { "truncated", "bad magic", "type section past the end",
+					     "last record cut", "unknown kind", "strings unterminated" };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(copy, data, size);
+		uint32_t length = size;
+		const unsigned char *types = copy + header->hdr_len + header->type_off;
+		struct btf_type *second = (struct btf_type *)(types + sizeof(struct btf_type) + 4);
+		switch (i) {
+		case 0: length = 10; break;
+		case 1: header->magic = 0x1234; break;
+		case 2: header->type_len = size; break;
+		case 3: header->type_len -= 4; break;
+		case 4: second->info = (31u << 24) | 2; break;
+		case 5: copy[header->hdr_len + header->str_off + header->str_len - 1] = 'x'; break;
+		}
+		int err = btf_file_from_memory(copy, length, NULL, &parsed);
+		if (err != -EINVAL) {
+			snprintf(why, sizeof(why), "%s: %d, want -EINVAL", cases[i], err);
+			btf_file_free(parsed);
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	btf_file_free(parsed);
+	free(copy);
+	btf__free(small);
+	return ok;
+}
+
 int main(void)
 {
 	reference_btf = btf__load_vmlinux_btf();
@@ -701,6 +974,17 @@ int main(void)
 		printf("FAIL setup: cannot read kernel BTF\n0 passed, 1 failed\n");
 		return 1;
 	}
+	if (btf_file_open("/sys/kernel/btf/vmlinux", NULL, &vmlinux_file) < 0) {
+		printf("FAIL setup: btf_file cannot read /sys/kernel/btf/vmlinux\n0 passed, 1 failed\n");
+		return 1;
+	}
+	run("btf_file: every vmlinux type record and name as libbpf's", test_vmlinux_types);
+	run("btf_file: string offsets and their bounds", test_vmlinux_names);
+	run("btf_file: name search as btf__find_by_name_kind", test_vmlinux_find);
+	run("btf_file: every size as btf__resolve_size", test_vmlinux_sizes);
+	run("btf_file: enumerators, first enum wins", test_vmlinux_enumerators);
+	run("btf_file: split BTF on vmlinux, as a module's", test_split);
+	run("btf_file: broken blobs refused", test_broken);
 	run("btf available", test_available);
 	run("task_struct pid/comm/real_parent", test_task_struct);
 	run("incomplete record completed, anonymous members flattened",
@@ -723,6 +1007,7 @@ int main(void)
 	run("kprobe argument registers", test_kprobe_describe);
 	run("hardware expand", test_hardware);
 	run("tracepoint record from BTF matches the format file", test_tracepoint_record_matches_format);
+	btf_file_free(vmlinux_file);
 	btf__free(reference_btf);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -489,6 +489,48 @@ static bool test_tracefs_order(void)
 	return true;
 }
 
+/* An exact category and name is found by its enable file, not by reading
+ * available_events: the answer must be the listing's for every event, for
+ * ftrace's entries that have a format file but are not listed, and for
+ * names that are not one path component. */
+static bool test_tracefs_exact_names(void)
+{
+	tracepoint_list all = { 0 };
+	char *error = NULL;
+
+	EXPECT(tracefs_find("*", "*", &all, &error) == 0, "%s", error);
+	EXPECT(all.count > 100, "only %d tracepoints listed", all.count);
+	for (int i = 0; i < all.count; i++) {
+		tracepoint_list one = { 0 };
+		int err = tracefs_find(all.items[i].category, all.items[i].name, &one, &error);
+		bool same = err == 0 && one.count == 1 &&
+			    strcmp(one.items[0].category, all.items[i].category) == 0 &&
+			    strcmp(one.items[0].name, all.items[i].name) == 0;
+		if (!same)
+			snprintf(why, sizeof(why), "%s:%s found %d times by its exact name",
+				 all.items[i].category, all.items[i].name, one.count);
+		tracepoint_list_free(&one);
+		if (!same)
+			return false;
+	}
+	tracepoint_list_free(&all);
+	static const char *const absent[][2] = {
+		{ "ftrace", "function" }, /* has events/ftrace/function/format, not listed */
+		{ "syscalls", "sys_enter_sonde_nope" },
+		{ "raw_syscalls", "." },
+		{ "raw_syscalls", ".." },
+		{ "..", "raw_syscalls" },
+		{ "raw_syscalls/sys_enter", "format" },
+		{ "", "sys_enter" },
+	};
+	for (size_t i = 0; i < sizeof(absent) / sizeof(absent[0]); i++) {
+		tracepoint_list none = { 0 };
+		EXPECT(tracefs_find(absent[i][0], absent[i][1], &none, &error) == 0, "%s", error);
+		EXPECT(none.count == 0, "'%s:%s' found", absent[i][0], absent[i][1]);
+	}
+	return true;
+}
+
 static bool test_tracepoint_errors(void)
 {
 	if (!error_is("tracepoint:syscalls:sys_enter_nope",
@@ -919,6 +961,7 @@ int main(void)
 	run("parse_count", test_parse_count);
 	run("tracepoint_expand", test_tracepoint_expand);
 	run("tracefs_order", test_tracefs_order);
+	run("tracefs_exact_names", test_tracefs_exact_names);
 	run("tracepoint_errors", test_tracepoint_errors);
 	run("tracepoint_list", test_tracepoint_list);
 	run("interval_specs", test_interval_specs);
