@@ -225,17 +225,19 @@ void gen_store_value(struct codegen *gen, struct value value, int base, int offs
 		return;
 	if (value.type->kind == TYPE_TUPLE && slot_type && slot_type->kind == TYPE_TUPLE &&
 	    !type_equal(value.type, slot_type) && value.type->field_count == slot_type->field_count) {
-		/* same shape, different field sizes (e.g. strings): copy field by field */
+		/* same shape, different field sizes (e.g. strings) or a record's
+		 * fields in another order: copy field by field, a record's by name */
 		for (int i = 0; i < value.type->field_count; i++) {
-			struct type *field = value.type->fields[i].type;
+			int from = type_matching_field(value.type, slot_type, i);
+			if (from < 0)
+				from = i;
+			struct type *field = value.type->fields[from].type;
+			int at = value.stack_offset + value.type->fields[from].offset;
 			struct value part;
-			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER) {
-				part = value_reg(gen_load_int(gen, BPF_REG_10,
-							  value.stack_offset + value.type->fields[i].offset, 8, false),
-						 field);
-			} else {
-				part = value_stack(value.stack_offset + value.type->fields[i].offset, field);
-			}
+			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER)
+				part = value_reg(gen_load_int(gen, BPF_REG_10, at, 8, false), field);
+			else
+				part = value_stack(at, field);
 			gen_store_value(gen, part, base, offset + slot_type->fields[i].offset,
 				    slot_type->fields[i].type);
 		}
@@ -558,6 +560,10 @@ struct value gen_read_memory(struct codegen *gen, int address, struct type *type
 		return value_stack(offset, type);
 	}
 	int size = type->kind == TYPE_INT ? type->size : 8;
+	/* a packed struct's bitfield may run past its type's size */
+	if (bitfield && bitfield->bitfield_bits &&
+	    (bitfield->bitfield_offset + bitfield->bitfield_bits + 7) / 8 > size)
+		size = (bitfield->bitfield_offset + bitfield->bitfield_bits + 7) / 8;
 	int slot = gen_stack_alloc(gen, 8);
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
 	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(size), ARG_REG(address) };

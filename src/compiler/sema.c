@@ -120,9 +120,11 @@ struct type *sema_merge_types(struct type *a, struct type *b)
 			return NULL;
 		if (type_equal(a, b))
 			return a; /* keeps its declared (bpftrace) size */
+		/* a record given its fields in another order keeps a's order */
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
 		for (int i = 0; i < a->field_count; i++) {
-			elements[i] = sema_merge_types(a->fields[i].type, b->fields[i].type);
+			elements[i] = sema_merge_types(a->fields[i].type,
+						       b->fields[type_matching_field(b, a, i)].type);
 			if (!elements[i]) {
 				free(elements);
 				return NULL;
