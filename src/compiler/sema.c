@@ -860,7 +860,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	}
 	if (value && value->kind == TYPE_INT)
 		value = type_widened(value);
-	if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
+	if (value && value->kind == TYPE_RECORD) {
 		sema_error(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
 			 "its fields", type_name(value));
 		return;
