@@ -748,6 +748,7 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 	int old = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, old, value);
 	ir_alu(&gen->fn, op == OP_ADD ? BPF_ADD : BPF_SUB, value, one);
+	gen_convert_int(gen, value, var->type); /* a uint8 at 255 goes to 0, as in C */
 	ir_store(&gen->fn, 8, base, (int16_t)offset, value);
 	return value_reg(node->is_prefix ? value : old, node->type);
 }

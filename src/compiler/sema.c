@@ -789,6 +789,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	}
 	if (!node->rhs) { /* `let $x;`: a new variable, typed by its first assignment */
 		struct var_info *info = sema_var_declare(sema, target->name, declared ? declared : type_none());
+		info->is_typed = declared != NULL;
 		target->var_id = (int)(info - sema->probe->vars.items);
 		target->type = info->type;
 		return;
@@ -801,6 +802,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 		struct var_info *info = sema_var_declare(sema, target->name, declared);
+		info->is_typed = true;
 		target->var_id = (int)(info - sema->probe->vars.items);
 		target->type = info->type;
 		return;
