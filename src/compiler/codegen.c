@@ -189,9 +189,19 @@ int gen_load_int(struct codegen *gen, int base, int offset, int size, bool is_si
 	return reg;
 }
 
-/* Truncates/extends a register to an integer type, C style. */
+/* Truncates/extends a register to an integer type, C style; a bool
+ * becomes x != 0, as C's _Bool does. */
 void gen_convert_int(struct codegen *gen, int reg, const struct type *type)
 {
+	if (type->kind == TYPE_INT && type->is_bool) {
+		/* (x | -x) has its top bit set exactly when x != 0 */
+		int negated = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, negated, reg);
+		ir_alu_imm(&gen->fn, BPF_NEG, negated, 0);
+		ir_alu(&gen->fn, BPF_OR, reg, negated);
+		ir_alu_imm(&gen->fn, BPF_RSH, reg, 63);
+		return;
+	}
 	if (type->kind != TYPE_INT || type->size >= 8)
 		return;
 	int shift = 64 - type->size * 8;
@@ -882,15 +892,7 @@ struct value gen_expr(struct codegen *gen, struct node *node)
 	case NODE_CAST: {
 		int reg = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, reg, gen_value_to_reg(gen, gen_expr(gen, node->lhs)));
-		if (node->type->is_bool) {
-			/* (x | -x) has its top bit set exactly when x != 0 */
-			int negated = ir_new_vreg(&gen->fn);
-			ir_mov(&gen->fn, negated, reg);
-			ir_alu_imm(&gen->fn, BPF_NEG, negated, 0);
-			ir_alu(&gen->fn, BPF_OR, reg, negated);
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 63);
-		}
-		gen_convert_int(gen, reg, node->type);
+		gen_convert_int(gen, reg, node->type); /* (bool)x is x != 0 */
 		result = value_reg(reg, node->type);
 		break;
 	}
