@@ -252,6 +252,17 @@ bool type_equal(const struct type *a, const struct type *b)
 	}
 }
 
+int type_matching_field(const struct type *tuple, const struct type *like, int index)
+{
+	const char *name = like->fields[index].name;
+	if (!name)
+		return index < tuple->field_count && !tuple->fields[index].name ? index : -1;
+	for (int i = 0; i < tuple->field_count; i++)
+		if (tuple->fields[i].name && strcmp(tuple->fields[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
 int type_pointer_step(const struct type *pointer)
 {
 	const struct type *target = pointer ? pointer->pointee : NULL;

@@ -176,6 +176,11 @@ bool type_is_aggregation(const struct type *type);
 bool type_is_bucketed(const struct type *type);  /* hist, lhist: keys carry a bucket */
 bool type_is_integer_like(const struct type *type); /* int or pointer */
 bool type_equal(const struct type *a, const struct type *b);
+/* Which field of a record (a tuple with named fields) holds the value that
+ * field `index` of `like` names: records assigned with their fields in
+ * another order are matched by name, as current bpftrace does; unnamed
+ * tuples by position. -1 when `tuple` has no such field. */
+int type_matching_field(const struct type *tuple, const struct type *like, int index);
 /* How many bytes `p + 1` moves a pointer of this type (TYPE_POINTER): its
  * target's size, 1 for void and targets of unknown size. */
 int type_pointer_step(const struct type *pointer);

@@ -26,7 +26,8 @@ enum node_kind {
 	NODE_PROBE_SPEC,       /* one probe as written: name = "tracepoint:syscalls:sys_enter_*" */
 	/* ---- C definitions before the probes (struct, union, enum, typedef) ---- */
 	NODE_C_RECORD,         /* name = "struct foo" / "union foo" ("struct" if anonymous),
-				* args = NODE_C_FIELD list */
+				* args = NODE_C_FIELD list; int_value 1: packed, cond =
+				* aligned(N)'s N (also on NODE_C_FIELD and NODE_C_ENUM) */
 	NODE_C_FIELD,          /* name = type as written ("unsigned int", "struct foo *"),
 				* string_value = field name (NULL: an anonymous record's
 				* fields belong to the parent), lhs = the record or enum

@@ -189,9 +189,19 @@ int gen_load_int(struct codegen *gen, int base, int offset, int size, bool is_si
 	return reg;
 }
 
-/* Truncates/extends a register to an integer type, C style. */
+/* Truncates/extends a register to an integer type, C style; a bool
+ * becomes x != 0, as C's _Bool does. */
 void gen_convert_int(struct codegen *gen, int reg, const struct type *type)
 {
+	if (type->kind == TYPE_INT && type->is_bool) {
+		/* (x | -x) has its top bit set exactly when x != 0 */
+		int negated = ir_new_vreg(&gen->fn);
+		ir_mov(&gen->fn, negated, reg);
+		ir_alu_imm(&gen->fn, BPF_NEG, negated, 0);
+		ir_alu(&gen->fn, BPF_OR, reg, negated);
+		ir_alu_imm(&gen->fn, BPF_RSH, reg, 63);
+		return;
+	}
 	if (type->kind != TYPE_INT || type->size >= 8)
 		return;
 	int shift = 64 - type->size * 8;
@@ -225,17 +235,19 @@ void gen_store_value(struct codegen *gen, struct value value, int base, int offs
 		return;
 	if (value.type->kind == TYPE_TUPLE && slot_type && slot_type->kind == TYPE_TUPLE &&
 	    !type_equal(value.type, slot_type) && value.type->field_count == slot_type->field_count) {
-		/* same shape, different field sizes (e.g. strings): copy field by field */
+		/* same shape, different field sizes (e.g. strings) or a record's
+		 * fields in another order: copy field by field, a record's by name */
 		for (int i = 0; i < value.type->field_count; i++) {
-			struct type *field = value.type->fields[i].type;
+			int from = type_matching_field(value.type, slot_type, i);
+			if (from < 0)
+				from = i;
+			struct type *field = value.type->fields[from].type;
+			int at = value.stack_offset + value.type->fields[from].offset;
 			struct value part;
-			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER) {
-				part = value_reg(gen_load_int(gen, BPF_REG_10,
-							  value.stack_offset + value.type->fields[i].offset, 8, false),
-						 field);
-			} else {
-				part = value_stack(value.stack_offset + value.type->fields[i].offset, field);
-			}
+			if (field->kind == TYPE_INT || field->kind == TYPE_POINTER)
+				part = value_reg(gen_load_int(gen, BPF_REG_10, at, 8, false), field);
+			else
+				part = value_stack(at, field);
 			gen_store_value(gen, part, base, offset + slot_type->fields[i].offset,
 				    slot_type->fields[i].type);
 		}
@@ -573,6 +585,10 @@ struct value gen_read_memory(struct codegen *gen, int address, struct type *type
 		return value_stack(offset, type);
 	}
 	int size = type->kind == TYPE_INT ? type->size : 8;
+	/* a packed struct's bitfield may run past its type's size */
+	if (bitfield && bitfield->bitfield_bits &&
+	    (bitfield->bitfield_offset + bitfield->bitfield_bits + 7) / 8 > size)
+		size = (bitfield->bitfield_offset + bitfield->bitfield_bits + 7) / 8;
 	int slot = gen_stack_alloc(gen, 8);
 	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
 	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(size), ARG_REG(address) };
@@ -757,6 +773,7 @@ static struct value gen_incdec(struct codegen *gen, struct node *node)
 	int old = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, old, value);
 	ir_alu(&gen->fn, op == OP_ADD ? BPF_ADD : BPF_SUB, value, one);
+	gen_convert_int(gen, value, var->type); /* a uint8 at 255 goes to 0, as in C */
 	ir_store(&gen->fn, 8, base, (int16_t)offset, value);
 	return value_reg(node->is_prefix ? value : old, node->type);
 }
@@ -894,15 +911,7 @@ struct value gen_expr(struct codegen *gen, struct node *node)
 	case NODE_CAST: {
 		int reg = ir_new_vreg(&gen->fn);
 		ir_mov(&gen->fn, reg, gen_value_to_reg(gen, gen_expr(gen, node->lhs)));
-		if (node->type->is_bool) {
-			/* (x | -x) has its top bit set exactly when x != 0 */
-			int negated = ir_new_vreg(&gen->fn);
-			ir_mov(&gen->fn, negated, reg);
-			ir_alu_imm(&gen->fn, BPF_NEG, negated, 0);
-			ir_alu(&gen->fn, BPF_OR, reg, negated);
-			ir_alu_imm(&gen->fn, BPF_RSH, reg, 63);
-		}
-		gen_convert_int(gen, reg, node->type);
+		gen_convert_int(gen, reg, node->type); /* (bool)x is x != 0 */
 		result = value_reg(reg, node->type);
 		break;
 	}

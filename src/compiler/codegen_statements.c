@@ -41,6 +41,8 @@ static void gen_assign(struct codegen *gen, struct node *node)
 				ir_alu_imm(&gen->fn, BPF_MUL, delta, type_pointer_step(var->type));
 			}
 			gen_arithmetic(gen, node->op, current, delta, var->type, node);
+			/* `$x += n` on a narrow integer wraps in its type, as C's does */
+			gen_convert_int(gen, current, var->type);
 			ir_store(&gen->fn, 8, base, (int16_t)offset, current);
 			return;
 		}

@@ -37,6 +37,50 @@ static void parse_skip_qualifiers(struct parser *p)
 static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, size_t size);
 
 /*
+ * attributes := { ('__attribute__' | '__attribute') '(' '(' [ attribute { ',' attribute } ] ')' ')' }
+ * attribute  := ('packed' | '__packed__')
+ *             | ('aligned' | '__aligned__') [ '(' expression ')' ]
+ *
+ * gcc's two attributes that change a layout, in the places gcc reads them
+ * (after `struct`, after the closing brace, after a field's declarator).
+ * The packed flag goes in target->int_value, the alignment expression in
+ * target->cond (a bare `aligned` is x86-64's largest alignment, 16). Any
+ * other attribute is an error: sonde cannot tell whether it moves a field.
+ */
+static void parse_c_attributes(struct parser *p, struct node *target)
+{
+	while (parse_is_word(&p->tok, "__attribute__") || parse_is_word(&p->tok, "__attribute")) {
+		parse_advance(p);
+		parse_expect(p, TOK_LPAREN, "'((' after __attribute__");
+		parse_expect(p, TOK_LPAREN, "'((' after __attribute__");
+		while (p->tok.kind != TOK_RPAREN) {
+			struct token name = p->tok;
+			if (name.kind != TOK_IDENT)
+				parse_fail_expected(p, "an attribute name (packed or aligned)");
+			parse_advance(p);
+			if (parse_is_word(&name, "packed") || parse_is_word(&name, "__packed__")) {
+				target->int_value = 1;
+			} else if (parse_is_word(&name, "aligned") || parse_is_word(&name, "__aligned__")) {
+				if (parse_accept(p, TOK_LPAREN)) {
+					target->cond = parse_expression(p);
+					parse_expect(p, TOK_RPAREN, "')' after the alignment");
+				} else {
+					target->cond = parse_new(p, NODE_INT, &name);
+					target->cond->int_value = 16;
+				}
+			} else {
+				parse_fail_at(p, &name, "attribute '%.*s' is not supported in a definition "
+					      "(packed and aligned are)", name.length, name.start);
+			}
+			if (!parse_accept(p, TOK_COMMA) && p->tok.kind != TOK_RPAREN)
+				parse_fail_expected(p, "',' or '))' after the attribute");
+		}
+		parse_advance(p);
+		parse_expect(p, TOK_RPAREN, "'))' to end the attributes");
+	}
+}
+
+/*
  * type-spec := { qualifier } ( ('struct' | 'union' | 'enum') [ IDENT ] [ '{' ... '}' ]
  *                            | IDENT { C-base-word } ) { qualifier }
  *
@@ -135,6 +179,7 @@ static struct node *parse_c_declarator(struct parser *p, const char *spec, struc
 	}
 	if (allow_bitfield && parse_accept(p, TOK_COLON))
 		field->rhs = parse_expression(p);
+	parse_c_attributes(p, field);
 	return field;
 }
 
@@ -208,9 +253,11 @@ static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, siz
 {
 	struct token keyword = parse_advance(p);
 	struct node *node;
+	struct node attributes = { .kind = NODE_C_RECORD };
 
 	spelling[0] = '\0';
 	parse_type_append(p, spelling, size, keyword.start, keyword.length);
+	parse_c_attributes(p, &attributes);
 	if (p->tok.kind == TOK_IDENT) {
 		struct token tok = parse_advance(p);
 		parse_type_append(p, spelling, size, " ", 1);
@@ -225,6 +272,9 @@ static struct node *parse_c_record_or_enum(struct parser *p, char *spelling, siz
 	node = parse_new(p, keyword.kind == TOK_ENUM ? NODE_C_ENUM : NODE_C_RECORD, &keyword);
 	node->name = ast_strdup(p->ast, spelling, strlen(spelling));
 	node->args = keyword.kind == TOK_ENUM ? parse_c_enumerators(p) : parse_c_fields(p);
+	node->int_value = attributes.int_value;
+	node->cond = attributes.cond;
+	parse_c_attributes(p, node);
 	parse_leave(p);
 	return node;
 }

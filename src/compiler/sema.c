@@ -120,9 +120,11 @@ struct type *sema_merge_types(struct type *a, struct type *b)
 			return NULL;
 		if (type_equal(a, b))
 			return a; /* keeps its declared (bpftrace) size */
+		/* a record given its fields in another order keeps a's order */
 		struct type **elements = xcalloc(a->field_count, sizeof(*elements));
 		for (int i = 0; i < a->field_count; i++) {
-			elements[i] = sema_merge_types(a->fields[i].type, b->fields[i].type);
+			elements[i] = sema_merge_types(a->fields[i].type,
+						       b->fields[type_matching_field(b, a, i)].type);
 			if (!elements[i]) {
 				free(elements);
 				return NULL;
@@ -799,6 +801,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	}
 	if (!node->rhs) { /* `let $x;`: a new variable, typed by its first assignment */
 		struct var_info *info = sema_var_declare(sema, target->name, declared ? declared : type_none());
+		info->is_typed = declared != NULL;
 		target->var_id = (int)(info - sema->probe->vars.items);
 		target->type = info->type;
 		return;
@@ -811,6 +814,7 @@ static void check_assign(struct sema *sema, struct node *node)
 			return;
 		}
 		struct var_info *info = sema_var_declare(sema, target->name, declared);
+		info->is_typed = true;
 		target->var_id = (int)(info - sema->probe->vars.items);
 		target->type = info->type;
 		return;
@@ -870,7 +874,7 @@ static void check_assign(struct sema *sema, struct node *node)
 	}
 	if (value && value->kind == TYPE_INT)
 		value = type_widened(value);
-	if (value && (value->kind == TYPE_RECORD || value->kind == TYPE_ARRAY)) {
+	if (value && value->kind == TYPE_RECORD) {
 		sema_error(sema, node->rhs->loc, "cannot store %s in a map; store a pointer to it or one of "
 			 "its fields", type_name(value));
 		return;

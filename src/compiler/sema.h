@@ -17,6 +17,7 @@ struct var_info {
 	struct type *type;
 	int stack_offset;   /* assigned by codegen; 0 = not yet */
 	bool loop_local;    /* the $kv of a for-map loop: lives in the loop callback's frame */
+	bool is_typed;      /* `let $x: T`: T stays; integers assigned are converted to it */
 };
 
 /* What semantic analysis remembers of a user map beyond its map_desc. */

@@ -53,7 +53,8 @@ void sema_check_cast(struct sema *sema, struct node *node);
 void sema_name_record_fields(struct sema *sema, struct node *tuple);
 /* 1: rewritten; 0: not a record; -1: a record without that field (reported). */
 int sema_record_field_index(struct sema *sema, struct node *field);
-/* Tuples share storage only with the same field names (none, or a record's). */
+/* Tuples share storage only with the same field names (none, or a record's,
+ * in any order: a record keeps the order it was first given). */
 bool sema_same_field_names(const struct type *a, const struct type *b);
 /* tuple (a fresh one) with the field names of like, which has as many fields. */
 struct type *sema_keep_field_names(struct type *tuple, const struct type *like);

@@ -18,6 +18,15 @@
  * and a bit position, the way btf.c describes the kernel's bitfields, so the
  * code generator reads both alike.
  *
+ * gcc's `packed` and `aligned(N)` attributes change those rules as gcc
+ * does: a packed member (every member of a packed record) is aligned to 1,
+ * and a packed bitfield takes the very next bit even when that straddles a
+ * unit (it is then read from the byte it starts in, with as many bytes as
+ * it spans); `aligned(N)` raises a member's or a record's alignment to N
+ * (and, on a packed member, sets it). A record's alignment is kept in its
+ * type (declared_align), so a packed record inside another is placed at
+ * any byte, as in C.
+ *
  * Enums are integers that remember their enumeration: an enumerator is an
  * 8-byte constant of its enum's type, `(enum foo)x` gives x that type, and a
  * field declared `enum foo` reads 4 bytes of it. The printers show such a
@@ -276,11 +285,11 @@ int sema_record_field_index(struct sema *sema, struct node *field)
 
 bool sema_same_field_names(const struct type *a, const struct type *b)
 {
-	for (int i = 0; i < a->field_count && i < b->field_count; i++) {
-		const char *x = a->fields[i].name, *y = b->fields[i].name;
-		if ((x || y) && (!x || !y || strcmp(x, y) != 0))
+	if (a->field_count != b->field_count)
+		return false;
+	for (int i = 0; i < a->field_count; i++)
+		if (type_matching_field(b, a, i) < 0)
 			return false;
-	}
 	return true;
 }
 
@@ -307,6 +316,8 @@ static int type_alignment(struct type *type, int depth)
 	case TYPE_ARRAY:
 		return type_alignment(type->pointee, depth + 1);
 	case TYPE_RECORD: {
+		if (type->btf_id == TYPE_BTF_ID_SCRIPT && type->declared_align > 0)
+			return type->declared_align; /* packed or aligned(N) count */
 		if (type->is_incomplete)
 			btf_complete_record(type);
 		int alignment = 1;
@@ -443,7 +454,37 @@ struct layout {
 	int size;       /* bytes so far */
 	int alignment;
 	bool is_union;
+	bool is_packed; /* __attribute__((packed)) on the record: every member aligned to 1 */
 };
+
+/* The N of an aligned(N) attribute on a definition or a field: a power of
+ * two; 0 when there is none, -1 after an error. */
+static int attribute_alignment(struct sema *sema, struct node *node)
+{
+	if (!node->cond)
+		return 0;
+	int64_t value = definition_constant(sema, node->cond, "an alignment", 1, 1 << 28);
+	if (value > 0 && (value & (value - 1)) != 0) {
+		sema_error(sema, node->cond->loc, "an alignment must be a power of two (not %lld)",
+			   (long long)value);
+		return -1;
+	}
+	return (int)value;
+}
+
+/* The alignment of a member whose type alone would give `natural`: packed
+ * makes it 1 unless aligned(N) names one; aligned(N) otherwise only raises
+ * it, as in gcc. -1 after an error. */
+static int member_alignment(struct sema *sema, const struct layout *layout, struct node *field,
+			    int natural)
+{
+	int requested = attribute_alignment(sema, field);
+	if (requested < 0)
+		return -1;
+	if (layout->is_packed || field->int_value)
+		return requested ? requested : 1;
+	return requested > natural ? requested : natural;
+}
 
 static void layout_add(struct sema *sema, struct layout *layout, struct node *field);
 
@@ -454,7 +495,9 @@ static void layout_add_anonymous(struct sema *sema, struct layout *layout, struc
 	struct type *inner = define_node(sema, field->lhs);
 	if (!inner || inner->kind != TYPE_RECORD)
 		return;
-	int alignment = type_alignment(inner, 0);
+	int alignment = member_alignment(sema, layout, field, type_alignment(inner, 0));
+	if (alignment < 0)
+		return;
 	int offset = layout->is_union ? 0 : round_up((layout->bits + 7) / 8, alignment);
 	for (int i = 0; i < inner->field_count; i++) {
 		struct type_field copy = inner->fields[i];
@@ -497,14 +540,19 @@ static void layout_add(struct sema *sema, struct layout *layout, struct node *fi
 						    field->string_value ? 1 : 0, unit_bits);
 		if (width < 0)
 			return;
+		if (field->cond) {
+			sema_error(sema, field->cond->loc, "aligned() on a bitfield is not supported");
+			return;
+		}
+		bool is_packed = layout->is_packed || field->int_value;
 		int start = layout->is_union ? 0 : layout->bits;
 		if (width == 0) { /* `int : 0` closes the current unit */
 			layout->bits = round_up(start, unit_bits);
 			return;
 		}
-		if (start / unit_bits != (start + (int)width - 1) / unit_bits)
+		if (!is_packed && start / unit_bits != (start + (int)width - 1) / unit_bits)
 			start = round_up(start, unit_bits);
-		if (type->size > layout->alignment)
+		if (!is_packed && type->size > layout->alignment)
 			layout->alignment = type->size;
 		int end_bytes = (start + (int)width + 7) / 8;
 		if (!layout->is_union)
@@ -513,12 +561,20 @@ static void layout_add(struct sema *sema, struct layout *layout, struct node *fi
 			layout->size = end_bytes;
 		if (!field->string_value)
 			return; /* unnamed padding bits */
-		out.offset = start / unit_bits * type->size;
+		if (is_packed && start % 8 + width > 64) {
+			sema_error(sema, field->loc, "packed bitfield '%s' spans 9 bytes: sonde reads "
+				   "at most 8", field->string_value);
+			return;
+		}
+		/* packed: from the byte it starts in (it may straddle its type's units) */
+		out.offset = is_packed ? start / 8 : start / unit_bits * type->size;
 		out.bitfield_bits = (int)width;
 		out.bitfield_offset = start - out.offset * 8;
 	} else {
-		int alignment = type_alignment(type, 0);
+		int alignment = member_alignment(sema, layout, field, type_alignment(type, 0));
 		int size = type->kind == TYPE_POINTER ? 8 : type->size;
+		if (alignment < 0)
+			return;
 		if (type->kind == TYPE_RECORD && size == 0 && !type->field_count) {
 			sema_error(sema, field->loc, "field '%s' has an incomplete type: %s is not defined",
 				 field->string_value, type_name(type));
@@ -568,14 +624,19 @@ static struct type *define_record(struct sema *sema, struct node *definition)
 			return NULL;
 		sema->script_types->types.items[entry].is_defining = true;
 	}
-	struct layout layout = { .alignment = 1, .is_union = record->is_union };
+	struct layout layout = { .alignment = 1, .is_union = record->is_union,
+				 .is_packed = definition->int_value != 0 };
 	for (struct node *field = definition->args; field; field = field->next)
 		layout_add(sema, &layout, field);
 	if (entry >= 0)
 		sema->script_types->types.items[entry].is_defining = false;
+	int requested = attribute_alignment(sema, definition);
+	if (requested > layout.alignment)
+		layout.alignment = requested;
 	record->fields = layout.fields.items;
 	record->field_count = layout.fields.count;
 	record->size = round_up(layout.is_union ? layout.size : (layout.bits + 7) / 8, layout.alignment);
+	record->declared_align = layout.alignment;
 	return record;
 }
 
@@ -584,7 +645,11 @@ static struct type *define_enum(struct sema *sema, struct node *definition)
 	struct type_enum *enumeration = type_enum_new(definition->name);
 	/* made first: a later enumerator's value may name an earlier one */
 	struct type *constant_type = type_enum_int(enumeration, 8);
-	int64_t next = 0;
+	int64_t next = 0, lowest = 0, highest = 0;
+	if (definition->cond) {
+		sema_error(sema, definition->cond->loc, "aligned() on an enum is not supported");
+		return NULL;
+	}
 	for (struct node *item = definition->args; item; item = item->next) {
 		if (item->lhs) {
 			if (constant_syntax(item->lhs, 0))
@@ -607,10 +672,25 @@ static struct type *define_enum(struct sema *sema, struct node *definition)
 		struct script_enumerator entry = { .name = xstrdup(item->name), .value = next,
 						   .type = constant_type };
 		vec_push(&sema->script_types->enumerators, entry);
+		if (next < lowest)
+			lowest = next;
+		if (next > highest)
+			highest = next;
 		next++;
 	}
-	/* a field or a value of the enum type itself is a C int */
-	struct type *type = type_enum_int(enumeration, 4);
+	/* a field or a value of the enum type itself is a C int; a packed
+	 * enum the smallest integer holding every value, as gcc makes it */
+	int size = 4;
+	if (definition->int_value) {
+		for (size = 1; size < 8; size *= 2) {
+			int bits = size * 8;
+			bool fits = lowest < 0 ? lowest >= -(1LL << (bits - 1)) && highest < (1LL << (bits - 1))
+					       : (uint64_t)highest < (1ULL << bits);
+			if (fits)
+				break;
+		}
+	}
+	struct type *type = type_enum_int(enumeration, size);
 	constant_type->is_signed = type->is_signed;
 	if (!is_anonymous(definition->name) && register_name(sema, definition, definition->name, type) < 0)
 		return NULL;

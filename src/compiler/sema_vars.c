@@ -82,6 +82,8 @@ void sema_var_assign(struct sema *sema, struct node *var, struct type *type)
 	struct var_info *info = sema_var_find(sema, var->name);
 	if (!info) {
 		info = sema_var_declare_unscoped(sema, var->name, type);
+	} else if (info->is_typed && type && type_is_integer_like(type) && info->type->kind == TYPE_INT) {
+		/* `let $x: uint8` stays uint8: the value is converted, as in C */
 	} else if (type && type->kind != TYPE_NONE) {
 		struct type *merged = sema_merge_types(info->type, type);
 		if (!merged) {

@@ -408,8 +408,11 @@ static void format_value_at(struct strbuf *sb, const struct type *type, const vo
 			else
 				strbuf_printf(sb, ".%s = ", field->name ? field->name : "");
 			if (field->bitfield_bits) {
-				uint64_t word = format_read_sized(bytes + field->offset,
-								  field->type->size, false);
+				/* the bytes it spans (a packed struct's may straddle its type's units) */
+				int span = (field->bitfield_offset + field->bitfield_bits + 7) / 8;
+				uint64_t word = 0;
+				for (int b = span - 1; b >= 0; b--)
+					word = word << 8 | (uint8_t)bytes[field->offset + b];
 				word >>= field->bitfield_offset;
 				if (field->bitfield_bits < 64)
 					word &= (1ULL << field->bitfield_bits) - 1;

@@ -105,16 +105,14 @@ static const struct sema_case cases[] = {
 	  "stdin:1:55: error: cannot compare uint8[4] and uint8[16]: only integer arrays of the same type and length" },
 	{ "array ordering", "tracepoint:sock:inet_sock_set_state { @ = args->saddr < args->daddr; }",
 	  "stdin:1:55: error: arrays can only be compared with == and !=" },
-	{ "array print", "tracepoint:sock:inet_sock_set_state { print(args->saddr); }",
-	  "stdin:1:51: error: print() cannot print uint8[4]" },
 	{ "array printf", "tracepoint:sock:inet_sock_set_state { printf(\"%d\\n\", args->saddr); }",
 	  "stdin:1:60: error: %d specifier expects a value of type integer (array supplied)" },
-	{ "array map value", "tracepoint:sock:inet_sock_set_state { @a = args->saddr; }",
-	  "stdin:1:50: error: cannot store uint8[4] in a map; store a pointer to it or one of its fields" },
 	/* programs that must compile */
 	{ "valid arrays", "tracepoint:sock:inet_sock_set_state { $a = args->saddr; @[$a[0], args->daddr_v6[15]] = "
 	  "(ntop(args->saddr), ntop(args->daddr_v6), args->saddr, buf(args->saddr)); "
 	  "@e = args->saddr == $a; }", NULL },
+	{ "arrays printed and stored", "tracepoint:sock:inet_sock_set_state { print(args->saddr); "
+	  "@a = args->saddr; @p = pton(\"::1\"); }", NULL },
 	{ "valid counts", "tracepoint:raw_syscalls:sys_enter { @[comm] = count(); }", NULL },
 	{ "valid tuple key", "BEGIN { @x[1, \"a\"] = (1, \"b\"); @x[2, \"bb\"] = (3, \"cc\"); }", NULL },
 	{ "valid string widening", "BEGIN { @s = \"a\"; @s = comm; }", NULL },

@@ -76,7 +76,7 @@ static void check_print(struct sema *sema, struct node *call)
 	if (what->type->kind == TYPE_RECORD && what->type->is_incomplete)
 		btf_complete_record(what->type);
 	if (what->type->kind == TYPE_VOID || type_is_aggregation(what->type) ||
-	    (what->type->kind == TYPE_RECORD && !what->type->btf_id) || what->type->kind == TYPE_ARRAY) {
+	    (what->type->kind == TYPE_RECORD && !what->type->btf_id)) {
 		sema_error(sema, what->loc, "print() cannot print %s", type_name(what->type));
 		return;
 	}

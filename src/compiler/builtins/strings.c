@@ -59,7 +59,14 @@ static void check_str(struct sema *sema, struct node *call)
 			call->type = type_string((int)length->const_value + 1);
 	}
 	if (source->type && source->type->kind == TYPE_STRING) {
+		/* str(s, n) of a string keeps its first n bytes, as str(p, n) reads
+		 * n bytes; n past the string changes nothing */
 		call->type = source->type;
+		if (length && length->type && sema_is_int(length) && !sema_is_int_constant(length))
+			sema_error(sema, length->loc, "str() of a string takes a constant length");
+		else if (length && sema_is_int_constant(length) &&
+			 length->const_value + 1 < (uint64_t)source->type->size)
+			call->type = type_string((int)length->const_value + 1);
 		return;
 	}
 	if (source->type && source->type->kind != TYPE_NONE && !sema_is_int(source))
@@ -169,6 +176,15 @@ static struct value generate_str(struct codegen *gen, struct node *call)
 			return value;
 		int offset = gen_stack_alloc(gen, call->type->size);
 		gen_store_value(gen, value, BPF_REG_10, offset, call->type);
+		if (call->type->size < value.type->size) {
+			/* str(s, n) shorter than s: the NUL at n, zeros after it in its word */
+			int last = call->type->size - 1, word = last & ~7;
+			int reg = gen_load_int(gen, BPF_REG_10, offset + word, 8, false);
+			int mask = ir_new_vreg(&gen->fn);
+			ir_mov_imm(&gen->fn, mask, last == word ? 0 : (int64_t)((1ULL << (8 * (last - word))) - 1));
+			ir_alu(&gen->fn, BPF_AND, reg, mask);
+			ir_store(&gen->fn, 8, BPF_REG_10, (int16_t)(offset + word), reg);
+		}
 		return value_stack(offset, call->type);
 	}
 	int offset = gen_stack_alloc(gen, call->type->size);
