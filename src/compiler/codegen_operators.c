@@ -238,10 +238,101 @@ static struct value gen_pointer_arithmetic(struct codegen *gen, struct node *nod
 	return value_reg(result, node->type);
 }
 
+static bool is_scalar(const struct type *type)
+{
+	return type && (type->kind == TYPE_INT || type->kind == TYPE_POINTER);
+}
+
+bool gen_is_scalar_comparison(const struct node *node)
+{
+	return node->kind == NODE_BINARY && node->op >= OP_EQ && node->op <= OP_GE &&
+	       is_scalar(node->lhs->type) && is_scalar(node->rhs->type);
+}
+
+/* A constant BPF can compare against as an immediate: it is sign-extended
+ * to 64 bits, for the unsigned jumps too. */
+static bool fits_immediate(const struct node *node)
+{
+	return node->is_constant && node->type && node->type->kind == TYPE_INT &&
+	       (int64_t)node->const_value == (int32_t)node->const_value;
+}
+
+/* The jump taken when a op b is false: a op' b. */
+static int negated_jump(int op)
+{
+	switch (op) {
+	case BPF_JEQ: return BPF_JNE;
+	case BPF_JNE: return BPF_JEQ;
+	case BPF_JLT: return BPF_JGE;
+	case BPF_JGE: return BPF_JLT;
+	case BPF_JLE: return BPF_JGT;
+	case BPF_JGT: return BPF_JLE;
+	case BPF_JSLT: return BPF_JSGE;
+	case BPF_JSGE: return BPF_JSLT;
+	case BPF_JSLE: return BPF_JSGT;
+	case BPF_JSGT: return BPF_JSLE;
+	default: return op;
+	}
+}
+
+/* The jump for b op' a when the operands trade places. */
+static int mirrored_jump(int op)
+{
+	switch (op) {
+	case BPF_JLT: return BPF_JGT;
+	case BPF_JGT: return BPF_JLT;
+	case BPF_JLE: return BPF_JGE;
+	case BPF_JGE: return BPF_JLE;
+	case BPF_JSLT: return BPF_JSGT;
+	case BPF_JSGT: return BPF_JSLT;
+	case BPF_JSLE: return BPF_JSGE;
+	case BPF_JSGE: return BPF_JSLE;
+	default: return op;
+	}
+}
+
+/* Jumps to `label` when the integer comparison `node` is `when`: one
+ * conditional jump, against an immediate when either side is a constant
+ * that fits one (the constant goes right, the operator mirrored). `truth`,
+ * unless -1, is set to 1 between the operands and the jump. */
+static void comparison_jump(struct codegen *gen, struct node *node, bool when, int label, int truth)
+{
+	bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
+	int op = jump_op_for(node->op, is_signed);
+	if (!when)
+		op = negated_jump(op);
+	struct node *left = node->lhs, *right = node->rhs;
+	if (fits_immediate(left) && !fits_immediate(right)) {
+		left = node->rhs;
+		right = node->lhs;
+		op = mirrored_jump(op);
+	}
+	int a = gen_value_to_reg(gen, gen_expr(gen, left));
+	int b = fits_immediate(right) ? -1 : gen_value_to_reg(gen, gen_expr(gen, right));
+	if (truth >= 0)
+		ir_mov_imm(&gen->fn, truth, 1);
+	if (b < 0)
+		ir_jump_if_imm(&gen->fn, op, a, (int32_t)right->const_value, label);
+	else
+		ir_jump_if(&gen->fn, op, a, b, label);
+}
+
+void gen_comparison_jump(struct codegen *gen, struct node *node, bool when, int label)
+{
+	comparison_jump(gen, node, when, label, -1);
+}
+
 struct value gen_binary(struct codegen *gen, struct node *node)
 {
 	if (node->op == OP_LAND || node->op == OP_LOR)
 		return gen_logical(gen, node);
+	if (gen_is_scalar_comparison(node)) {
+		int result = ir_new_vreg(&gen->fn), done = ir_new_label(&gen->fn);
+		comparison_jump(gen, node, true, done, result);
+		ir_mov_imm(&gen->fn, result, 0);
+		ir_label(&gen->fn, done);
+		return value_reg(result, node->type);
+	}
 	struct value left = gen_expr(gen, node->lhs);
 	struct value right = gen_expr(gen, node->rhs);
 	if ((node->op == OP_ADD || node->op == OP_SUB) &&
@@ -271,15 +362,6 @@ struct value gen_binary(struct codegen *gen, struct node *node)
 		return value_reg(equal, node->type);
 	}
 	int a = gen_value_to_reg(gen, left), b = gen_value_to_reg(gen, right);
-	if (node->op >= OP_EQ && node->op <= OP_GE) {
-		bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
-		int result = gen_const_reg(gen, 1);
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if(&gen->fn, jump_op_for(node->op, is_signed), a, b, done);
-		ir_mov_imm(&gen->fn, result, 0);
-		ir_label(&gen->fn, done);
-		return value_reg(result, node->type);
-	}
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, a);
 	gen_arithmetic(gen, node->op, result, b, node->type, node);

@@ -292,7 +292,7 @@ static void remove_dead_definitions(struct ir_function *fn)
 
 int regalloc_run(struct ir_function *fn, char **error)
 {
-	ir_remove_unreachable(fn);
+	ir_simplify_jumps(fn);
 	remove_dead_definitions(fn);
 	int count = fn->vreg_count;
 	struct interval *intervals = xcalloc(count + 1, sizeof(*intervals));
