@@ -559,11 +559,15 @@ struct value gen_read_memory(struct codegen *gen, int address, struct type *type
 	}
 	int size = type->kind == TYPE_INT ? type->size : 8;
 	int slot = gen_stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+	/* the helper writes the bytes read back below (zeros when it fails);
+	 * a bitfield is read back as a whole word, past them */
+	bool whole_word = bitfield && bitfield->bitfield_bits;
+	if (whole_word && size < 8)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
 	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(size), ARG_REG(address) };
 	gen_call_helper(gen, read_helper, args, 3);
 	bool is_signed = type->kind == TYPE_INT && type->is_signed;
-	if (bitfield && bitfield->bitfield_bits) {
+	if (whole_word) {
 		int reg = gen_load_int(gen, BPF_REG_10, slot, 8, false);
 		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - bitfield->bitfield_offset - bitfield->bitfield_bits);
 		ir_alu_imm(&gen->fn, is_signed ? BPF_ARSH : BPF_RSH, reg, 64 - bitfield->bitfield_bits);

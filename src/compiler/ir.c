@@ -407,6 +407,35 @@ void ir_simplify_jumps(struct ir_function *fn)
 	free(label_at);
 }
 
+/* `r <<= k; r >>= k` (or s>>=): an extension of the low bits of r. */
+static bool is_extension(const struct ir_insn *shift, const struct ir_insn *back)
+{
+	return shift->kind == IR_INSN && back->kind == IR_INSN &&
+	       shift->code == (BPF_ALU64 | BPF_LSH | BPF_K) &&
+	       (back->code == (BPF_ALU64 | BPF_RSH | BPF_K) ||
+		back->code == (BPF_ALU64 | BPF_ARSH | BPF_K)) &&
+	       shift->dst == back->dst && shift->imm == back->imm;
+}
+
+void ir_drop_repeated_extensions(struct ir_function *fn)
+{
+	int kept = 0;
+	for (int i = 0; i < fn->insns.count; i++) {
+		const struct ir_insn *items = fn->insns.items;
+		/* the same extension twice in a row (a signed load, then the
+		 * conversion to the variable's type): the second changes nothing */
+		if (kept >= 2 && i + 1 < fn->insns.count && is_extension(&items[i], &items[i + 1]) &&
+		    is_extension(&items[kept - 2], &items[kept - 1]) &&
+		    items[kept - 2].dst == items[i].dst && items[kept - 2].imm == items[i].imm &&
+		    items[kept - 1].code == items[i + 1].code) {
+			i++;
+			continue;
+		}
+		fn->insns.items[kept++] = items[i];
+	}
+	fn->insns.count = kept;
+}
+
 /* Calls are the only way a program reaches the world (maps, the ring
  * buffer, the task); stores through any base but r10 write map values or a
  * caller's frame. Everything else only computes. */

@@ -293,6 +293,7 @@ static void remove_dead_definitions(struct ir_function *fn)
 int regalloc_run(struct ir_function *fn, char **error)
 {
 	ir_simplify_jumps(fn);
+	ir_drop_repeated_extensions(fn);
 	remove_dead_definitions(fn);
 	int count = fn->vreg_count;
 	struct interval *intervals = xcalloc(count + 1, sizeof(*intervals));
