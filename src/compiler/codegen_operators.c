@@ -322,6 +322,30 @@ void gen_comparison_jump(struct codegen *gen, struct node *node, bool when, int 
 	comparison_jump(gen, node, when, label, -1);
 }
 
+/* The BPF operation that applies a constant right operand as an
+ * immediate, where that gives what gen_arithmetic would (no signed
+ * division, which it builds from unsigned ones; shifts within 0..63,
+ * divisors above 0); -1 otherwise. */
+static int immediate_alu_op(const struct node *node)
+{
+	if (!fits_immediate(node->rhs))
+		return -1;
+	int64_t value = (int64_t)node->rhs->const_value;
+	bool is_signed = node->type->kind == TYPE_INT && node->type->is_signed;
+	switch (node->op) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_BITAND: case OP_BITOR: case OP_BITXOR:
+		return alu_op_for(node->op);
+	case OP_SHL:
+		return value >= 0 && value < 64 ? BPF_LSH : -1;
+	case OP_SHR:
+		return value >= 0 && value < 64 ? (is_signed ? BPF_ARSH : BPF_RSH) : -1;
+	case OP_DIV: case OP_MOD:
+		return !is_signed && value > 0 ? alu_op_for(node->op) : -1;
+	default:
+		return -1;
+	}
+}
+
 struct value gen_binary(struct codegen *gen, struct node *node)
 {
 	if (node->op == OP_LAND || node->op == OP_LOR)
@@ -364,7 +388,11 @@ struct value gen_binary(struct codegen *gen, struct node *node)
 	int a = gen_value_to_reg(gen, left), b = gen_value_to_reg(gen, right);
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, a);
-	gen_arithmetic(gen, node->op, result, b, node->type, node);
+	int op = immediate_alu_op(node);
+	if (op >= 0) /* (the constant's own register is then unused, and dropped) */
+		ir_alu_imm(&gen->fn, op, result, (int32_t)node->rhs->const_value);
+	else
+		gen_arithmetic(gen, node->op, result, b, node->type, node);
 	return value_reg(result, node->type);
 }
 
