@@ -5,8 +5,10 @@
  * Values are either 64-bit scalars in virtual registers or byte ranges on the
  * BPF stack (strings, tuples, keys, ring-buffer records). Scratch variables
  * get fixed stack slots, zeroed in the prologue so the verifier never sees an
- * uninitialised read; temporaries are allocated per statement and their
- * stack is reused by the next statement.
+ * uninitialised read (unless the body writes them before anything can read
+ * them); temporaries are allocated per statement and their stack is reused
+ * by the next statement. Conditions (if, while, ?:, predicates) are jumps,
+ * never 0/1 values (gen_branch in codegen_statements.c).
  *
  * Map updates follow one pattern: build the key on the stack, look it up
  * once, update the value in place when it exists (per-CPU maps need no

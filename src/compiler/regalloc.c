@@ -1,6 +1,11 @@
 /*
  * Register allocation: linear scan over live intervals.
  *
+ * First the IR is tidied where code generation, one statement at a time,
+ * cannot see across statements: jumps threaded, a slot stored and read
+ * straight back turned into a copy, and copies whose source dies there
+ * coalesced away.
+ *
  * Virtual registers hold expression temporaries, so most live for a few
  * instructions. Each gets one of the callee-saved registers r6-r9 (they
  * survive helper calls, which clobber r0-r5) or, when all four are busy, an
