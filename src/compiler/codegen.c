@@ -5,8 +5,10 @@
  * Values are either 64-bit scalars in virtual registers or byte ranges on the
  * BPF stack (strings, tuples, keys, ring-buffer records). Scratch variables
  * get fixed stack slots, zeroed in the prologue so the verifier never sees an
- * uninitialised read; temporaries are allocated per statement and their
- * stack is reused by the next statement.
+ * uninitialised read (unless the body writes them before anything can read
+ * them); temporaries are allocated per statement and their stack is reused
+ * by the next statement. Conditions (if, while, ?:, predicates) are jumps,
+ * never 0/1 values (gen_branch in codegen_statements.c).
  *
  * Map updates follow one pattern: build the key on the stack, look it up
  * once, update the value in place when it exists (per-CPU maps need no
@@ -590,11 +592,15 @@ struct value gen_read_memory(struct codegen *gen, int address, struct type *type
 	    (bitfield->bitfield_offset + bitfield->bitfield_bits + 7) / 8 > size)
 		size = (bitfield->bitfield_offset + bitfield->bitfield_bits + 7) / 8;
 	int slot = gen_stack_alloc(gen, 8);
-	ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+	/* the helper writes the bytes read back below (zeros when it fails);
+	 * a bitfield is read back as a whole word, past them */
+	bool whole_word = bitfield && bitfield->bitfield_bits;
+	if (whole_word && size < 8)
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
 	struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(size), ARG_REG(address) };
 	gen_call_helper(gen, read_helper, args, 3);
 	bool is_signed = type->kind == TYPE_INT && type->is_signed;
-	if (bitfield && bitfield->bitfield_bits) {
+	if (whole_word) {
 		int reg = gen_load_int(gen, BPF_REG_10, slot, 8, false);
 		ir_alu_imm(&gen->fn, BPF_LSH, reg, 64 - bitfield->bitfield_offset - bitfield->bitfield_bits);
 		ir_alu_imm(&gen->fn, is_signed ? BPF_ARSH : BPF_RSH, reg, 64 - bitfield->bitfield_bits);
@@ -787,13 +793,13 @@ static struct value gen_ternary(struct codegen *gen, struct node *node)
 		chosen.type = node->type;
 		return chosen;
 	}
-	int condition = gen_value_to_reg(gen, gen_expr(gen, node->cond));
-	int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+	int when_true = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
 	bool scalar = node->type->kind == TYPE_INT || node->type->kind == TYPE_POINTER;
 	int result_reg = scalar ? ir_new_vreg(&gen->fn) : -1;
 	int result_offset = scalar ? 0 : gen_stack_alloc(gen, type_storage_size(node->type));
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, condition, 0, otherwise);
-	struct node *branches[2] = { node->lhs, node->rhs };
+	/* the false value first, where the jump falls through (as an if's else) */
+	gen_branch(gen, node->cond, true, when_true);
+	struct node *branches[2] = { node->rhs, node->lhs };
 	for (int i = 0; i < 2; i++) {
 		struct value value = gen_expr(gen, branches[i]);
 		if (scalar)
@@ -802,7 +808,7 @@ static struct value gen_ternary(struct codegen *gen, struct node *node)
 			gen_store_value(gen, value, BPF_REG_10, result_offset, node->type);
 		if (i == 0) {
 			ir_jump(&gen->fn, done);
-			ir_label(&gen->fn, otherwise);
+			ir_label(&gen->fn, when_true);
 		}
 	}
 	ir_label(&gen->fn, done);
@@ -939,6 +945,52 @@ static int count_pid_reads(const struct node *node)
 	return count;
 }
 
+static void note_vars(const struct node *node, bool *seen);
+
+/* Marks in `seen` every scratch variable one node's tree names. */
+static void note_vars_of(const struct node *node, bool *seen)
+{
+	if (node->kind == NODE_VAR && node->var_id >= 0)
+		seen[node->var_id] = true;
+	const struct node *children[] = { node->lhs, node->rhs, node->cond, node->then,
+					  node->els, node->body, node->args, node->predicate };
+	for (size_t i = 0; i < sizeof(children) / sizeof(children[0]); i++)
+		note_vars(children[i], seen);
+}
+
+/* The same for each node of a list. */
+static void note_vars(const struct node *node, bool *seen)
+{
+	for (; node; node = node->next)
+		note_vars_of(node, seen);
+}
+
+/* The integer variables whose first mention is a plain `$x = value` among
+ * the body's own statements (not inside an if or a loop), the value not
+ * naming $x: every run writes them before anything reads them, so their
+ * slots need no zeroing in the prologue, which costs a store per variable
+ * per event. */
+static void find_assigned_first(struct codegen *gen)
+{
+	int count = gen->probe->vars.count;
+	gen->assigned_first = xcalloc(count + 1, sizeof(bool));
+	bool *seen = xcalloc(count + 1, sizeof(bool));
+	note_vars(gen->probe->node->predicate, seen);
+	for (const struct node *stmt = gen->probe->node->body; stmt; stmt = stmt->next) {
+		const struct node *target = stmt->kind == NODE_ASSIGN ? stmt->lhs : NULL;
+		if (target && target->kind == NODE_VAR && stmt->op == OP_ASSIGN && stmt->rhs &&
+		    target->var_id >= 0 && !seen[target->var_id]) {
+			const struct type *type = gen->probe->vars.items[target->var_id].type;
+			note_vars(stmt->rhs, seen);
+			if (!seen[target->var_id] && type &&
+			    (type->kind == TYPE_INT || type->kind == TYPE_POINTER))
+				gen->assigned_first[target->var_id] = true;
+		}
+		note_vars_of(stmt, seen);
+	}
+	free(seen);
+}
+
 static void gen_prologue(struct codegen *gen)
 {
 	gen->ctx_reg = ir_new_vreg(&gen->fn);
@@ -952,6 +1004,7 @@ static void gen_prologue(struct codegen *gen)
 	if (pid_reads >= 2)
 		gen->pid_tgid_reg = gen_helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 	gen->exit_label = ir_new_label(&gen->fn);
+	find_assigned_first(gen);
 	if (gen->stoppable) {
 		/* first of all: the run may have ended while the kernel still
 		 * holds this program attached (run.c releases links later) */
@@ -968,7 +1021,8 @@ static void gen_prologue(struct codegen *gen)
 		if (size <= 0)
 			size = 8;
 		var->stack_offset = gen_stack_alloc(gen, size);
-		gen_zero_stack(gen, var->stack_offset, size);
+		if (!gen->assigned_first[i])
+			gen_zero_stack(gen, var->stack_offset, size);
 	}
 	/* a pointer to this area is what loop callbacks receive */
 	gen->vars_base = -gen->fn.stack_size;
@@ -1338,6 +1392,21 @@ int codegen_probe(struct sema *sema, struct probe_info *probe, struct probe_poin
 	ir_mov_imm(&gen.fn, BPF_REG_0, 0);
 	ir_exit(&gen.fn);
 	free(gen.loops.items);
+	free(gen.assigned_first);
+	/* A program that calls nothing and stores nothing outside its stack
+	 * (a predicate known false, a tool's probe whose every statement an
+	 * option folded away) is `r0 = 0; exit`, which a tool does not even
+	 * attach: the stopped-run check alone would keep it, and an attached
+	 * program costs its dispatch on every event. */
+	if (gen.stoppable && gen.subprograms.count == 0) {
+		ir_remove_unreachable(&gen.fn);
+		if (!ir_has_effect(&gen.fn)) {
+			gen.fn.insns.count = 0;
+			gen.stack_high = 0;
+			ir_mov_imm(&gen.fn, BPF_REG_0, 0);
+			ir_exit(&gen.fn);
+		}
+	}
 	gen.fn.stack_size = gen.stack_high;
 	if (dump) {
 		fprintf(dump, "IR for %s:\n", point->name);

@@ -64,6 +64,7 @@ struct codegen {
 	bool too_large;            /* an unroll would pass CODEGEN_INSNS_MAX; emit no more */
 	const struct unroll_frame *unroll; /* the innermost unroll being generated, or NULL */
 	bool stoppable;            /* an attached probe: returns at once once the run has stopped */
+	bool *assigned_first;      /* per scratch variable: written before any read, not zeroed */
 };
 
 /* The kernel loads no program longer than this (BPF_COMPLEXITY_LIMIT_INSNS,

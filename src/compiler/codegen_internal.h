@@ -119,6 +119,12 @@ bool gen_is_known(const struct node *node, bool value);
 /* Jumps to false_label when cond is false; nothing at all when sema folded
  * it to true. */
 void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label);
+/* Jumps to label when cond's truth is `when`; falls through otherwise. */
+void gen_branch(struct codegen *gen, struct node *cond, bool when, int label);
+/* Whether `node` compares two integers or pointers (==, !=, <, <=, >, >=). */
+bool gen_is_scalar_comparison(const struct node *node);
+/* Jumps to label when that comparison is `when`: one conditional jump. */
+void gen_comparison_jump(struct codegen *gen, struct node *node, bool when, int label);
 /* Code for each statement of a list, in order. */
 void gen_stmts(struct codegen *gen, struct node *list);
 /* The scratch variable a NODE_VAR names. */

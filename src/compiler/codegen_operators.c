@@ -242,10 +242,125 @@ static struct value gen_pointer_arithmetic(struct codegen *gen, struct node *nod
 	return value_reg(result, node->type);
 }
 
+static bool is_scalar(const struct type *type)
+{
+	return type && (type->kind == TYPE_INT || type->kind == TYPE_POINTER);
+}
+
+bool gen_is_scalar_comparison(const struct node *node)
+{
+	return node->kind == NODE_BINARY && node->op >= OP_EQ && node->op <= OP_GE &&
+	       is_scalar(node->lhs->type) && is_scalar(node->rhs->type);
+}
+
+/* A constant BPF can compare against as an immediate: it is sign-extended
+ * to 64 bits, for the unsigned jumps too. */
+static bool fits_immediate(const struct node *node)
+{
+	return node->is_constant && node->type && node->type->kind == TYPE_INT &&
+	       (int64_t)node->const_value == (int32_t)node->const_value;
+}
+
+/* The jump taken when a op b is false: a op' b. */
+static int negated_jump(int op)
+{
+	switch (op) {
+	case BPF_JEQ: return BPF_JNE;
+	case BPF_JNE: return BPF_JEQ;
+	case BPF_JLT: return BPF_JGE;
+	case BPF_JGE: return BPF_JLT;
+	case BPF_JLE: return BPF_JGT;
+	case BPF_JGT: return BPF_JLE;
+	case BPF_JSLT: return BPF_JSGE;
+	case BPF_JSGE: return BPF_JSLT;
+	case BPF_JSLE: return BPF_JSGT;
+	case BPF_JSGT: return BPF_JSLE;
+	default: return op;
+	}
+}
+
+/* The jump for b op' a when the operands trade places. */
+static int mirrored_jump(int op)
+{
+	switch (op) {
+	case BPF_JLT: return BPF_JGT;
+	case BPF_JGT: return BPF_JLT;
+	case BPF_JLE: return BPF_JGE;
+	case BPF_JGE: return BPF_JLE;
+	case BPF_JSLT: return BPF_JSGT;
+	case BPF_JSGT: return BPF_JSLT;
+	case BPF_JSLE: return BPF_JSGE;
+	case BPF_JSGE: return BPF_JSLE;
+	default: return op;
+	}
+}
+
+/* Jumps to `label` when the integer comparison `node` is `when`: one
+ * conditional jump, against an immediate when either side is a constant
+ * that fits one (the constant goes right, the operator mirrored). `truth`,
+ * unless -1, is set to 1 between the operands and the jump. */
+static void comparison_jump(struct codegen *gen, struct node *node, bool when, int label, int truth)
+{
+	bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
+	int op = jump_op_for(node->op, is_signed);
+	if (!when)
+		op = negated_jump(op);
+	struct node *left = node->lhs, *right = node->rhs;
+	if (fits_immediate(left) && !fits_immediate(right)) {
+		left = node->rhs;
+		right = node->lhs;
+		op = mirrored_jump(op);
+	}
+	int a = gen_value_to_reg(gen, gen_expr(gen, left));
+	int b = fits_immediate(right) ? -1 : gen_value_to_reg(gen, gen_expr(gen, right));
+	if (truth >= 0)
+		ir_mov_imm(&gen->fn, truth, 1);
+	if (b < 0)
+		ir_jump_if_imm(&gen->fn, op, a, (int32_t)right->const_value, label);
+	else
+		ir_jump_if(&gen->fn, op, a, b, label);
+}
+
+void gen_comparison_jump(struct codegen *gen, struct node *node, bool when, int label)
+{
+	comparison_jump(gen, node, when, label, -1);
+}
+
+/* The BPF operation that applies a constant right operand as an
+ * immediate, where that gives what gen_arithmetic would (no signed
+ * division, which it builds from unsigned ones; shifts within 0..63,
+ * divisors above 0); -1 otherwise. */
+static int immediate_alu_op(const struct node *node)
+{
+	if (!fits_immediate(node->rhs))
+		return -1;
+	int64_t value = (int64_t)node->rhs->const_value;
+	bool is_signed = node->type->kind == TYPE_INT && node->type->is_signed;
+	switch (node->op) {
+	case OP_ADD: case OP_SUB: case OP_MUL: case OP_BITAND: case OP_BITOR: case OP_BITXOR:
+		return alu_op_for(node->op);
+	case OP_SHL:
+		return value >= 0 && value < 64 ? BPF_LSH : -1;
+	case OP_SHR:
+		return value >= 0 && value < 64 ? (is_signed ? BPF_ARSH : BPF_RSH) : -1;
+	case OP_DIV: case OP_MOD:
+		return !is_signed && value > 0 ? alu_op_for(node->op) : -1;
+	default:
+		return -1;
+	}
+}
+
 struct value gen_binary(struct codegen *gen, struct node *node)
 {
 	if (node->op == OP_LAND || node->op == OP_LOR)
 		return gen_logical(gen, node);
+	if (gen_is_scalar_comparison(node)) {
+		int result = ir_new_vreg(&gen->fn), done = ir_new_label(&gen->fn);
+		comparison_jump(gen, node, true, done, result);
+		ir_mov_imm(&gen->fn, result, 0);
+		ir_label(&gen->fn, done);
+		return value_reg(result, node->type);
+	}
 	struct value left = gen_expr(gen, node->lhs);
 	struct value right = gen_expr(gen, node->rhs);
 	if ((node->op == OP_ADD || node->op == OP_SUB) &&
@@ -275,18 +390,13 @@ struct value gen_binary(struct codegen *gen, struct node *node)
 		return value_reg(equal, node->type);
 	}
 	int a = gen_value_to_reg(gen, left), b = gen_value_to_reg(gen, right);
-	if (node->op >= OP_EQ && node->op <= OP_GE) {
-		bool is_signed = is_signed_operand(node->lhs->type) && is_signed_operand(node->rhs->type);
-		int result = gen_const_reg(gen, 1);
-		int done = ir_new_label(&gen->fn);
-		ir_jump_if(&gen->fn, jump_op_for(node->op, is_signed), a, b, done);
-		ir_mov_imm(&gen->fn, result, 0);
-		ir_label(&gen->fn, done);
-		return value_reg(result, node->type);
-	}
 	int result = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, result, a);
-	gen_arithmetic(gen, node->op, result, b, node->type, node);
+	int op = immediate_alu_op(node);
+	if (op >= 0) /* (the constant's own register is then unused, and dropped) */
+		ir_alu_imm(&gen->fn, op, result, (int32_t)node->rhs->const_value);
+	else
+		gen_arithmetic(gen, node->op, result, b, node->type, node);
 	return value_reg(result, node->type);
 }
 

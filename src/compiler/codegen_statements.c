@@ -49,6 +49,9 @@ static void gen_assign(struct codegen *gen, struct node *node)
 		struct value value = gen_expr(gen, node->rhs);
 		if (value.kind == VALUE_REG && var->type->kind == TYPE_INT)
 			gen_convert_int(gen, value.reg, var->type);
+		/* a slot the prologue left unzeroed must be written whole here */
+		if (value.kind != VALUE_REG && gen->assigned_first && gen->assigned_first[target->var_id])
+			gen_zero_stack(gen, offset, 8);
 		gen_store_value(gen, value, base, offset, var->type);
 		return;
 	}
@@ -78,16 +81,45 @@ bool gen_is_known(const struct node *node, bool value)
 	       (node->const_value != 0) == value;
 }
 
-void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label)
+/* Jumps to `label` when cond's truth is `when` and falls through
+ * otherwise. Conditions are branches, not values: && and || become chains
+ * of jumps, ! swaps the sense, and an integer comparison is one jump, with
+ * no 0 or 1 computed in between (what clang makes of an if). */
+void gen_branch(struct codegen *gen, struct node *cond, bool when, int label)
 {
-	if (gen_is_known(cond, true))
-		return;
-	if (gen_is_known(cond, false)) {
-		ir_jump(&gen->fn, false_label);
+	if (gen_is_known(cond, when)) {
+		ir_jump(&gen->fn, label);
 		return;
 	}
-	int reg = gen_value_to_reg(gen, gen_expr(gen, cond));
-	ir_jump_if_imm(&gen->fn, BPF_JEQ, reg, 0, false_label);
+	if (gen_is_known(cond, !when))
+		return;
+	struct src_loc saved = gen->fn.loc;
+	gen->fn.loc = cond->loc;
+	if (cond->kind == NODE_UNARY && cond->op == OP_LNOT) {
+		gen_branch(gen, cond->lhs, !when, label);
+	} else if (cond->kind == NODE_BINARY && (cond->op == OP_LAND || cond->op == OP_LOR)) {
+		/* a && b is false, and a || b true, as soon as a is */
+		if ((cond->op == OP_LAND) != when) {
+			gen_branch(gen, cond->lhs, when, label);
+			gen_branch(gen, cond->rhs, when, label);
+		} else {
+			int decided = ir_new_label(&gen->fn);
+			gen_branch(gen, cond->lhs, !when, decided);
+			gen_branch(gen, cond->rhs, when, label);
+			ir_label(&gen->fn, decided);
+		}
+	} else if (gen_is_scalar_comparison(cond)) {
+		gen_comparison_jump(gen, cond, when, label);
+	} else {
+		int reg = gen_value_to_reg(gen, gen_expr(gen, cond));
+		ir_jump_if_imm(&gen->fn, when ? BPF_JNE : BPF_JEQ, reg, 0, label);
+	}
+	gen->fn.loc = saved;
+}
+
+void gen_condition_jump(struct codegen *gen, struct node *cond, int false_label)
+{
+	gen_branch(gen, cond, false, false_label);
 }
 
 /* Starts generating a callback subprogram; returns the caller's function,
@@ -252,20 +284,34 @@ static void gen_stmt(struct codegen *gen, struct node *node)
 			gen_stmts(gen, node->cond->const_value ? node->then : node->els);
 			break;
 		}
-		int otherwise = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
-		gen_condition_jump(gen, node->cond, otherwise);
+		/* the else branch comes first, where the condition's jump falls
+		 * through: the verifier walks the fall-through first, and a loop
+		 * body with an unknown condition verifies in far fewer steps when
+		 * the branch that skips the then-block is walked first (as when
+		 * conditions were 0/1 values). `if (c) { return; }` still ends up
+		 * one jump once jumps are threaded (ir_simplify_jumps). */
+		int then = ir_new_label(&gen->fn), done = ir_new_label(&gen->fn);
+		gen_branch(gen, node->cond, true, then);
 		gen->fn.stack_size = watermark;
-		gen_stmts(gen, node->then);
-		ir_jump(&gen->fn, done);
-		ir_label(&gen->fn, otherwise);
 		gen_stmts(gen, node->els);
+		ir_jump(&gen->fn, done);
+		ir_label(&gen->fn, then);
+		gen_stmts(gen, node->then);
 		ir_label(&gen->fn, done);
 		break;
 	}
 	case NODE_WHILE: {
 		struct loop_labels labels = { ir_new_label(&gen->fn), ir_new_label(&gen->fn) };
 		ir_label(&gen->fn, labels.continue_label);
-		gen_condition_jump(gen, node->cond, labels.break_label);
+		/* leaving the loop is the fall-through, walked first (see if) */
+		if (gen_is_known(node->cond, true)) {
+			gen_condition_jump(gen, node->cond, labels.break_label);
+		} else {
+			int body = ir_new_label(&gen->fn);
+			gen_branch(gen, node->cond, true, body);
+			ir_jump(&gen->fn, labels.break_label);
+			ir_label(&gen->fn, body);
+		}
 		gen->fn.stack_size = watermark;
 		vec_push(&gen->loops, labels);
 		gen_stmts(gen, node->body);

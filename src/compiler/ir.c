@@ -348,6 +348,112 @@ void emit_print(FILE *out, const struct bpf_insn *insns, int count)
 /* The verifier refuses programs with unreachable instructions, and the code
  * generator naturally leaves some (the code after exit(), a loop's break
  * path that nothing takes), so they are dropped here, before allocation. */
+/* The first instruction at or after index i that is not a label. */
+static int ir_skip_labels(const struct ir_function *fn, int i)
+{
+	while (i < fn->insns.count && fn->insns.items[i].kind == IR_LABEL)
+		i++;
+	return i;
+}
+
+void ir_simplify_jumps(struct ir_function *fn)
+{
+	int *label_at = xcalloc(fn->label_count + 1, sizeof(int));
+	/* a few rounds: a cycle of jumps (which the verifier refuses anyway)
+	 * must not keep this busy */
+	for (int round = 0; round < 4; round++) {
+		bool changed = false;
+		for (int i = 0; i < fn->insns.count; i++)
+			if (fn->insns.items[i].kind == IR_LABEL)
+				label_at[fn->insns.items[i].label] = i;
+		for (int i = 0; i < fn->insns.count; i++) {
+			struct ir_insn *insn = &fn->insns.items[i];
+			if (insn->kind != IR_JUMP)
+				continue;
+			/* a jump to a jump goes straight to where that one goes */
+			for (int hops = 0; hops < 8; hops++) {
+				int at = ir_skip_labels(fn, label_at[insn->label]);
+				const struct ir_insn *next = at < fn->insns.count ? &fn->insns.items[at] : NULL;
+				if (!next || next->kind != IR_JUMP || BPF_OP(next->code) != BPF_JA ||
+				    next->label == insn->label || at == i)
+					break;
+				insn->label = next->label;
+				changed = true;
+			}
+		}
+		/* a jump, taken or not, to where it would fall through anyway */
+		int kept = 0;
+		for (int i = 0; i < fn->insns.count; i++) {
+			const struct ir_insn *insn = &fn->insns.items[i];
+			if (insn->kind == IR_JUMP) {
+				int at = i + 1;
+				bool lands_next = false;
+				for (; at < fn->insns.count && fn->insns.items[at].kind == IR_LABEL; at++)
+					if (fn->insns.items[at].label == insn->label)
+						lands_next = true;
+				if (lands_next) {
+					changed = true;
+					continue;
+				}
+			}
+			fn->insns.items[kept++] = *insn;
+		}
+		fn->insns.count = kept;
+		int before = fn->insns.count;
+		ir_remove_unreachable(fn);
+		if (!changed && fn->insns.count == before)
+			break;
+	}
+	free(label_at);
+}
+
+/* `r <<= k; r >>= k` (or s>>=): an extension of the low bits of r. */
+static bool is_extension(const struct ir_insn *shift, const struct ir_insn *back)
+{
+	return shift->kind == IR_INSN && back->kind == IR_INSN &&
+	       shift->code == (BPF_ALU64 | BPF_LSH | BPF_K) &&
+	       (back->code == (BPF_ALU64 | BPF_RSH | BPF_K) ||
+		back->code == (BPF_ALU64 | BPF_ARSH | BPF_K)) &&
+	       shift->dst == back->dst && shift->imm == back->imm;
+}
+
+void ir_drop_repeated_extensions(struct ir_function *fn)
+{
+	int kept = 0;
+	for (int i = 0; i < fn->insns.count; i++) {
+		const struct ir_insn *items = fn->insns.items;
+		/* the same extension twice in a row (a signed load, then the
+		 * conversion to the variable's type): the second changes nothing */
+		if (kept >= 2 && i + 1 < fn->insns.count && is_extension(&items[i], &items[i + 1]) &&
+		    is_extension(&items[kept - 2], &items[kept - 1]) &&
+		    items[kept - 2].dst == items[i].dst && items[kept - 2].imm == items[i].imm &&
+		    items[kept - 1].code == items[i + 1].code) {
+			i++;
+			continue;
+		}
+		fn->insns.items[kept++] = items[i];
+	}
+	fn->insns.count = kept;
+}
+
+/* Calls are the only way a program reaches the world (maps, the ring
+ * buffer, the task); stores through any base but r10 write map values or a
+ * caller's frame. Everything else only computes. */
+bool ir_has_effect(const struct ir_function *fn)
+{
+	for (int i = 0; i < fn->insns.count; i++) {
+		const struct ir_insn *insn = &fn->insns.items[i];
+		if (insn->kind != IR_INSN)
+			continue;
+		int class = BPF_CLASS(insn->code);
+		if (class == BPF_JMP && BPF_OP(insn->code) == BPF_CALL)
+			return true;
+		if ((class == BPF_ST || class == BPF_STX) && insn->dst != BPF_REG_10)
+			return true;
+	}
+	return false;
+}
+
 void ir_remove_unreachable(struct ir_function *fn)
 {
 	int count = fn->insns.count;

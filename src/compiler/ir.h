@@ -83,6 +83,13 @@ int ir_stack_alloc(struct ir_function *fn, int size);
 void ir_free(struct ir_function *fn);
 /* Drops instructions no path reaches (the verifier rejects them). */
 void ir_remove_unreachable(struct ir_function *fn);
+/* Jumps to jumps go straight to the end of the chain; jumps to where
+ * execution would fall through anyway, and what no path reaches, go. */
+void ir_simplify_jumps(struct ir_function *fn);
+/* Drops an extension (`r <<= k; r s>>= k`) that repeats the one just before. */
+void ir_drop_repeated_extensions(struct ir_function *fn);
+/* Whether a function calls a helper or stores outside its own stack frame. */
+bool ir_has_effect(const struct ir_function *fn);
 /* Prints one instruction in a bpftool-like syntax (virtual registers as v16...). */
 void ir_print_insn(FILE *out, const struct ir_insn *insn);
 void ir_print(FILE *out, const struct ir_function *fn);

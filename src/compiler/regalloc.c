@@ -1,6 +1,11 @@
 /*
  * Register allocation: linear scan over live intervals.
  *
+ * First the IR is tidied where code generation, one statement at a time,
+ * cannot see across statements: jumps threaded, a slot stored and read
+ * straight back turned into a copy, and copies whose source dies there
+ * coalesced away.
+ *
  * Virtual registers hold expression temporaries, so most live for a few
  * instructions. Each gets one of the callee-saved registers r6-r9 (they
  * survive helper calls, which clobber r0-r5) or, when all four are busy, an
@@ -290,10 +295,108 @@ static void remove_dead_definitions(struct ir_function *fn)
 	free(uses);
 }
 
+static bool is_vreg_move(const struct ir_insn *insn)
+{
+	return insn->kind == IR_INSN && insn->code == (BPF_ALU64 | BPF_MOV | BPF_X) &&
+	       insn->dst >= IR_FIRST_VREG && insn->src >= IR_FIRST_VREG && insn->dst != insn->src;
+}
+
+/* A variable stored and read straight back (`*(r10 -8) = v1; v2 = *(r10 -8)`,
+ * one statement's result used by the next) is copied, not reloaded. */
+static void forward_stores(struct ir_function *fn)
+{
+	for (int i = 0; i + 1 < fn->insns.count; i++) {
+		const struct ir_insn *store = &fn->insns.items[i];
+		struct ir_insn *load = &fn->insns.items[i + 1];
+		if (store->kind != IR_INSN || load->kind != IR_INSN || store->dst != BPF_REG_10 ||
+		    load->code != (BPF_LDX | BPF_MEM | BPF_DW) || load->src != BPF_REG_10 ||
+		    load->off != store->off)
+			continue;
+		if (store->code == (BPF_STX | BPF_MEM | BPF_DW) && store->src >= IR_FIRST_VREG)
+			*load = (struct ir_insn){ .kind = IR_INSN, .code = BPF_ALU64 | BPF_MOV | BPF_X,
+						  .dst = load->dst, .src = store->src, .loc = load->loc };
+		else if (store->code == (BPF_ST | BPF_MEM | BPF_DW))
+			*load = (struct ir_insn){ .kind = IR_INSN, .code = BPF_ALU64 | BPF_MOV | BPF_K,
+						  .dst = load->dst, .imm = store->imm, .loc = load->loc };
+	}
+}
+
+static bool has_backward_jump(const struct ir_function *fn)
+{
+	int *label_at = xcalloc(fn->label_count + 1, sizeof(int));
+	for (int i = 0; i < fn->insns.count; i++)
+		if (fn->insns.items[i].kind == IR_LABEL)
+			label_at[fn->insns.items[i].label] = i;
+	bool found = false;
+	for (int i = 0; i < fn->insns.count && !found; i++)
+		found = fn->insns.items[i].kind == IR_JUMP && label_at[fn->insns.items[i].label] < i;
+	free(label_at);
+	return found;
+}
+
+static int alias_root(int *alias, int reg)
+{
+	while (alias[reg - IR_FIRST_VREG] != reg)
+		reg = alias[reg - IR_FIRST_VREG];
+	return reg;
+}
+
+/* `v2 = v1` where v1 is never mentioned again and v2 never before: v2 is
+ * renamed v1 and the move goes. In a function without loops, program
+ * order is the only order, so v1 is dead past the move on every path. */
+static void coalesce_moves(struct ir_function *fn)
+{
+	if (has_backward_jump(fn))
+		return;
+	int count = fn->vreg_count;
+	int *first = xcalloc(count + 1, sizeof(int)), *last = xcalloc(count + 1, sizeof(int));
+	int *alias = xcalloc(count + 1, sizeof(int));
+	for (int v = 0; v < count; v++) {
+		first[v] = last[v] = -1;
+		alias[v] = v + IR_FIRST_VREG;
+	}
+	for (int i = 0; i < fn->insns.count; i++) {
+		const struct ir_insn *insn = &fn->insns.items[i];
+		int regs[2] = { insn_uses_dst_reg(insn) ? insn->dst : -1,
+				insn_uses_src_reg(insn) ? insn->src : -1 };
+		for (int k = 0; k < 2; k++) {
+			if (regs[k] < IR_FIRST_VREG)
+				continue;
+			if (first[regs[k] - IR_FIRST_VREG] < 0)
+				first[regs[k] - IR_FIRST_VREG] = i;
+			last[regs[k] - IR_FIRST_VREG] = i;
+		}
+	}
+	int kept = 0;
+	for (int i = 0; i < fn->insns.count; i++) {
+		struct ir_insn insn = fn->insns.items[i];
+		if (is_vreg_move(&insn)) {
+			int copy = insn.dst, source = alias_root(alias, insn.src);
+			if (first[copy - IR_FIRST_VREG] == i && last[source - IR_FIRST_VREG] == i) {
+				alias[copy - IR_FIRST_VREG] = source;
+				last[source - IR_FIRST_VREG] = last[copy - IR_FIRST_VREG];
+				continue;
+			}
+		}
+		if (insn_uses_dst_reg(&insn) && insn.dst >= IR_FIRST_VREG)
+			insn.dst = alias_root(alias, insn.dst);
+		if (insn_uses_src_reg(&insn) && insn.src >= IR_FIRST_VREG)
+			insn.src = alias_root(alias, insn.src);
+		fn->insns.items[kept++] = insn;
+	}
+	fn->insns.count = kept;
+	free(first);
+	free(last);
+	free(alias);
+}
+
 int regalloc_run(struct ir_function *fn, char **error)
 {
-	ir_remove_unreachable(fn);
+	ir_simplify_jumps(fn);
+	ir_drop_repeated_extensions(fn);
+	forward_stores(fn);
 	remove_dead_definitions(fn);
+	coalesce_moves(fn);
 	int count = fn->vreg_count;
 	struct interval *intervals = xcalloc(count + 1, sizeof(*intervals));
 	for (int v = 0; v < count; v++) {
