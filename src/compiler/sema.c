@@ -631,6 +631,13 @@ void sema_check_expr(struct sema *sema, struct node *node)
 		node->is_constant = true;
 		break;
 	case NODE_VAR: {
+		if (!sema->probe) {
+			/* a map declaration's size, before any probe */
+			sema_error(sema, node->loc, "$%s cannot be used here: scratch variables "
+				   "exist only inside a probe", node->name);
+			node->type = type_none();
+			break;
+		}
 		struct var_info *info = sema_var_find(sema, node->name);
 		if (!info && sema_var_was_declared(sema, node->name)) {
 			sema_error(sema, node->loc, "$%s is not in scope here: it was declared with let "

@@ -59,6 +59,8 @@ static void declare_map(struct sema *sema, struct node *decl)
 		}
 	}
 	sema_check_expr(sema, decl->lhs);
+	if (decl->lhs->type && decl->lhs->type->kind == TYPE_NONE)
+		return; /* reported */
 	if (!sema_is_int_constant(decl->lhs) || (int64_t)decl->lhs->const_value < 1 ||
 	    decl->lhs->const_value > MAX_DECLARED_ENTRIES) {
 		sema_error(sema, decl->lhs->loc, "%s's number of entries must be a constant from 1 to %d",
