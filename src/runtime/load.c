@@ -213,6 +213,7 @@ static int load_maps(struct program *program, uint32_t ringbuf_size)
 			if (fd < 0) {
 				fprintf(stderr, "sonde: %s\n", error);
 				free(error);
+				free(referenced);
 				return -1;
 			}
 			map->fd = fd;
