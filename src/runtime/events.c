@@ -30,6 +30,7 @@
  * reader at the other end of a pipe, cheap when thousands arrive at once.
  */
 #include "runtime/load.h"
+#include "runtime/skipped.h"
 #include "runtime/symbols.h"
 
 #include <bpf/bpf.h>
@@ -82,6 +83,7 @@ struct event_loop {
 	uint64_t lost_reported;      /* sum already reported */
 	struct loss_report refused;  /* map updates refused (full maps) */
 	struct loss_report stacks;   /* stacks the stack map could not take */
+	struct skipped_runs *skipped; /* probe runs the kernel skipped */
 	uint64_t *zero_divisions;    /* by program.zero_divisors site: counted so far */
 	uint64_t *helper_errors;     /* by program.helper_sites site (-k): counted so far */
 	int lost_reports;
@@ -573,6 +575,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 	}
 	loop->zero_divisions = xcalloc((size_t)program->zero_divisors.count + 1, sizeof(uint64_t));
 	loop->helper_errors = xcalloc((size_t)program->helper_sites.count + 1, sizeof(uint64_t));
+	loop->skipped = skipped_runs_new(program);
 	return loop;
 }
 
@@ -586,6 +589,7 @@ void event_loop_free(struct event_loop *loop)
 	free(loop->lost_values);
 	free(loop->zero_divisions);
 	free(loop->helper_errors);
+	skipped_runs_free(loop->skipped);
 	picture_free(&loop->picture);
 	free(loop);
 }
@@ -771,6 +775,7 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	uint32_t key = 0;
 	uint64_t total = 0;
 
+	skipped_runs_check(loop->skipped, at_exit, loop->output.file);
 	if (loop->lost_fd < 0)
 		return;
 	if (!at_exit && now - loop->lost_checked_ns < EVENTS_LOST_INTERVAL_NS)
