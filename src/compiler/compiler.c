@@ -77,7 +77,7 @@ static void lay_out_maps(struct program *program, bool hist_sums)
 			free(map->sized_by);
 			map->sized_by = NULL;
 		}
-		if (bucketed && map->max_entries < 64 * 16)
+		if (bucketed && map->key_type && map->max_entries < 64 * 16)
 			map->max_entries = 4096 * 4;
 		/* any other map without a key has the one key 0: a hash map keeps
 		 * spare elements to replace it with, a per-CPU one updates it in

@@ -272,7 +272,8 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 			continue;
 		if (heatmap)
 			add_heatmap_buckets(heatmap, type, is_log2, slots, last);
-		unsigned char *row = keyed ? row_with_key(event, map, groups[i].key) : NULL;
+		unsigned char *row = keyed ? row_with_key(event, map, groups[i].key)
+					   : xcalloc(1, 8); /* a keyless map's label has no fields */
 		if (out->json) {
 			strbuf_puts(&sb, "{\"unit\": ");
 			format_json_string(&sb, event->unit, strlen(event->unit));

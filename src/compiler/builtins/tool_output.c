@@ -246,11 +246,12 @@ static void check_print_hist(struct sema *sema, struct node *call, const struct 
 			 "like \"disk = %%s\\n\"", call->name, map->name);
 		return;
 	}
-	if (!field_count && label) {
-		sema_error(sema, label->loc, "%s has no key for a label format", map->name);
+	/* a keyless map's label is plain text, printed before its histogram */
+	if (!field_count && label && strchr(label->string_value, '%') &&
+	    !check_format_types(sema, call, label, fields, 0, "key fields"))
 		return;
-	}
-	if (label && !check_format_types(sema, call, label, fields, field_count, "key field"))
+	if (label && !check_format_types(sema, call, label, fields, field_count,
+					 field_count == 1 ? "key field" : "key fields"))
 		return;
 	char *field_names = names && names->string_value[0]
 				    ? check_field_names(sema, call, names, field_count, "key field")
