@@ -9,7 +9,10 @@
  * fold into one number, how a whole map of it prints in text and JSON, and
  * the Prometheus metric family it becomes under sonde serve. A type of
  * kind TYPE_AGGREGATION points at its record; nothing else in
- * the tree asks which aggregation a value is.
+ * the tree asks which aggregation a value is. The constant parameters of a
+ * call (hist's bits, lhist's range, tseries' interval) live in the type's
+ * aggregation_params, whose slots only the record's own file reads: a new
+ * aggregation is one file and one line in aggregation_lookup's table.
  *
  * The map layouts themselves (per-CPU hash or array, bucket numbering) are
  * described in common/program.h.
@@ -65,6 +68,10 @@ struct aggregation {
 	 * bound; false (nothing written) for a bucket no value reaches and for
 	 * one with no upper bound. */
 	bool (*put_bucket_upper)(struct strbuf *sb, const struct type *type, int index);
+	/* Bucketed, index >= 1: the least value bucket `index` holds; false
+	 * for a bucket no value reaches. Tool output lays buckets out as
+	 * libbpf-tools with it (runtime/toolprint.c). */
+	bool (*bucket_low)(const struct type *type, int index, int64_t *low);
 
 	/* Prometheus (sonde serve, serve/metrics.h): the metric family a map
 	 * of it becomes, and the family's samples written at a scrape, as

@@ -12,6 +12,9 @@
 #include "../runtime/snapshot.h"
 #include "../serve/metrics.h"
 
+/* The type's one parameter (aggregation_params): k, the bits. */
+#define HIST_BITS(type) ((type)->aggregation_params[0])
+
 static void check_hist(struct sema *sema, struct node *call)
 {
 	aggregation_check_arg(sema, call, call->args);
@@ -22,7 +25,7 @@ static void check_hist(struct sema *sema, struct node *call)
 		if (!sema_is_int_constant(bits) || bits->const_value > 5)
 			sema_error(sema, bits->loc, "hist()'s second argument must be a constant from 0 to 5");
 		else
-			type->hist_bits = (int)bits->const_value;
+			HIST_BITS(type) = (int)bits->const_value;
 	}
 	call->type = type;
 }
@@ -76,7 +79,7 @@ static int gen_hist_bucket(struct codegen *gen, int value, int bits)
 static struct value generate_hist(struct codegen *gen, struct node *call)
 {
 	int value = gen_value_to_reg(gen, gen_expr(gen, call->args));
-	int bits = gen->program->maps.items[gen->assign_target->map_id].value_type->hist_bits;
+	int bits = HIST_BITS(gen->program->maps.items[gen->assign_target->map_id].value_type);
 	int bucket = gen_hist_bucket(gen, value, bits);
 	struct aggregation_site site = aggregation_begin(gen, bucket);
 	aggregation_add_to_bucket(gen, &site, value);
@@ -85,12 +88,12 @@ static struct value generate_hist(struct codegen *gen, struct node *call)
 
 static int hist_bucket_count(const struct type *type)
 {
-	return 2 + (64 << type->hist_bits);
+	return 2 + (64 << HIST_BITS(type));
 }
 
 /*
  * Where a log2 bucket starts and how wide it is (see program.h for the
- * numbering). Sub-buckets below 2^hist_bits that no value can reach are
+ * numbering). Sub-buckets below 2^k that no value can reach are
  * reported as unreachable and never drawn.
  */
 struct hist_bucket {
@@ -184,17 +187,17 @@ static void put_hist_json_bounds(struct strbuf *sb, int index, int bits)
 
 static void put_bucket_label(struct strbuf *sb, const struct type *type, int index)
 {
-	put_hist_label(sb, index, type->hist_bits);
+	put_hist_label(sb, index, HIST_BITS(type));
 }
 
 static void put_bucket_bounds(struct strbuf *sb, const struct type *type, int index)
 {
-	put_hist_json_bounds(sb, index, type->hist_bits);
+	put_hist_json_bounds(sb, index, HIST_BITS(type));
 }
 
 static bool bucket_is_drawn(const struct type *type, int index)
 {
-	return index < 2 || hist_bucket(index, type->hist_bits).reachable;
+	return index < 2 || hist_bucket(index, HIST_BITS(type)).reachable;
 }
 
 /* Values are integers: [1024, 2048) holds at most 2047. */
@@ -204,11 +207,20 @@ static bool put_bucket_upper(struct strbuf *sb, const struct type *type, int ind
 		strbuf_puts(sb, index == 0 ? "-1" : "0");
 		return true;
 	}
-	struct hist_bucket bucket = hist_bucket(index, type->hist_bits);
+	struct hist_bucket bucket = hist_bucket(index, HIST_BITS(type));
 	if (!bucket.reachable)
 		return false;
 	strbuf_printf(sb, "%llu", (unsigned long long)bucket.high);
 	return true;
+}
+
+/* Bucket 1 holds 0 alone. */
+static bool bucket_low(const struct type *type, int index, int64_t *low)
+{
+	struct hist_bucket bucket = hist_bucket(index, HIST_BITS(type));
+
+	*low = (int64_t)bucket.low;
+	return index == 1 || bucket.reachable;
 }
 
 /* up to the highest bucket hit: 2 + 64 * 2^k buckets would be mostly empty */
@@ -229,6 +241,7 @@ const struct aggregation aggregation_hist = {
 	.put_bucket_bounds = put_bucket_bounds,
 	.bucket_is_drawn = bucket_is_drawn,
 	.put_bucket_upper = put_bucket_upper,
+	.bucket_low = bucket_low,
 	.metric_type = &metric_histogram,
 	.put_metrics = put_hist_metrics,
 };

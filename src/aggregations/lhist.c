@@ -11,6 +11,11 @@
 #include "../runtime/snapshot.h"
 #include "../serve/metrics.h"
 
+/* The type's parameters (aggregation_params): the call's min, max, step. */
+#define LHIST_MIN(type) ((type)->aggregation_params[0])
+#define LHIST_MAX(type) ((type)->aggregation_params[1])
+#define LHIST_STEP(type) ((type)->aggregation_params[2])
+
 static void check_lhist(struct sema *sema, struct node *call)
 {
 	aggregation_check_arg(sema, call, call->args);
@@ -26,18 +31,18 @@ static void check_lhist(struct sema *sema, struct node *call)
 			return;
 		}
 	}
-	type->lhist_min = (int64_t)min->const_value;
-	type->lhist_max = (int64_t)max->const_value;
-	type->lhist_step = (int64_t)step->const_value;
-	if (type->lhist_min < 0)
+	LHIST_MIN(type) = (int64_t)min->const_value;
+	LHIST_MAX(type) = (int64_t)max->const_value;
+	LHIST_STEP(type) = (int64_t)step->const_value;
+	if (LHIST_MIN(type) < 0)
 		/* as in bpftrace: negative ranges are not supported by lhist */
 		sema_error(sema, min->loc, "lhist()'s min must be non-negative, not %lld",
-			 (long long)type->lhist_min);
-	else if (type->lhist_step <= 0)
+			 (long long)LHIST_MIN(type));
+	else if (LHIST_STEP(type) <= 0)
 		sema_error(sema, step->loc, "lhist()'s step must be positive");
-	else if (type->lhist_max <= type->lhist_min)
+	else if (LHIST_MAX(type) <= LHIST_MIN(type))
 		sema_error(sema, max->loc, "lhist()'s max must be greater than its min");
-	else if ((type->lhist_max - type->lhist_min) / type->lhist_step > 1000)
+	else if ((LHIST_MAX(type) - LHIST_MIN(type)) / LHIST_STEP(type) > 1000)
 		sema_error(sema, step->loc, "lhist() would have more than 1000 buckets");
 	call->type = type;
 }
@@ -46,29 +51,29 @@ static struct value generate_lhist(struct codegen *gen, struct node *call)
 {
 	int value = gen_value_to_reg(gen, gen_expr(gen, call->args));
 	const struct type *type = gen->program->maps.items[gen->assign_target->map_id].value_type;
-	int64_t buckets = (type->lhist_max - type->lhist_min) / type->lhist_step;
+	int64_t buckets = (LHIST_MAX(type) - LHIST_MIN(type)) / LHIST_STEP(type);
 	int bucket = gen_const_reg(gen, 0);
 	int done = ir_new_label(&gen->fn);
 	/* min, max and step are constants: immediates when they fit */
-	bool small = type->lhist_min >= INT32_MIN && type->lhist_max <= INT32_MAX &&
-		     type->lhist_step <= INT32_MAX;
+	bool small = LHIST_MIN(type) >= INT32_MIN && LHIST_MAX(type) <= INT32_MAX &&
+		     LHIST_STEP(type) <= INT32_MAX;
 	if (small) {
-		ir_jump_if_imm(&gen->fn, BPF_JSLT, value, (int32_t)type->lhist_min, done);
+		ir_jump_if_imm(&gen->fn, BPF_JSLT, value, (int32_t)LHIST_MIN(type), done);
 		ir_mov_imm(&gen->fn, bucket, buckets + 1);
-		ir_jump_if_imm(&gen->fn, BPF_JSGE, value, (int32_t)type->lhist_max, done);
+		ir_jump_if_imm(&gen->fn, BPF_JSGE, value, (int32_t)LHIST_MAX(type), done);
 		ir_mov(&gen->fn, bucket, value);
-		if (type->lhist_min)
-			ir_alu_imm(&gen->fn, BPF_SUB, bucket, (int32_t)type->lhist_min);
-		if (type->lhist_step > 1)
-			ir_alu_imm(&gen->fn, BPF_DIV, bucket, (int32_t)type->lhist_step);
+		if (LHIST_MIN(type))
+			ir_alu_imm(&gen->fn, BPF_SUB, bucket, (int32_t)LHIST_MIN(type));
+		if (LHIST_STEP(type) > 1)
+			ir_alu_imm(&gen->fn, BPF_DIV, bucket, (int32_t)LHIST_STEP(type));
 	} else {
-		int min = gen_const_reg(gen, type->lhist_min), max = gen_const_reg(gen, type->lhist_max);
+		int min = gen_const_reg(gen, LHIST_MIN(type)), max = gen_const_reg(gen, LHIST_MAX(type));
 		ir_jump_if(&gen->fn, BPF_JSLT, value, min, done);
 		ir_mov_imm(&gen->fn, bucket, buckets + 1);
 		ir_jump_if(&gen->fn, BPF_JSGE, value, max, done);
 		ir_mov(&gen->fn, bucket, value);
 		ir_alu(&gen->fn, BPF_SUB, bucket, min);
-		ir_alu(&gen->fn, BPF_DIV, bucket, gen_const_reg(gen, type->lhist_step));
+		ir_alu(&gen->fn, BPF_DIV, bucket, gen_const_reg(gen, LHIST_STEP(type)));
 	}
 	ir_alu_imm(&gen->fn, BPF_ADD, bucket, 1);
 	ir_label(&gen->fn, done);
@@ -82,7 +87,7 @@ static struct value generate_lhist(struct codegen *gen, struct node *call)
  * bpftrace only when the step is whole KiB, `[512, 1024)`). */
 static void put_lhist_number(struct strbuf *sb, const struct type *type, int64_t number)
 {
-	bool suffixed = type->lhist_step % 1024 == 0 && number != 0;
+	bool suffixed = LHIST_STEP(type) % 1024 == 0 && number != 0;
 
 	if (suffixed && number % (1024 * 1024) == 0)
 		strbuf_printf(sb, "%lldM", (long long)(number / (1024 * 1024)));
@@ -94,9 +99,9 @@ static void put_lhist_number(struct strbuf *sb, const struct type *type, int64_t
 
 static int64_t lhist_bucket_count(const struct type *type)
 {
-	if (type->lhist_step <= 0 || type->lhist_max < type->lhist_min)
+	if (LHIST_STEP(type) <= 0 || LHIST_MAX(type) < LHIST_MIN(type))
 		return 0;
-	return (type->lhist_max - type->lhist_min) / type->lhist_step;
+	return (LHIST_MAX(type) - LHIST_MIN(type)) / LHIST_STEP(type);
 }
 
 static void put_lhist_label(struct strbuf *sb, const struct type *type, int index)
@@ -105,22 +110,22 @@ static void put_lhist_label(struct strbuf *sb, const struct type *type, int inde
 
 	if (index == 0) {
 		strbuf_puts(sb, "(..., ");
-		put_lhist_number(sb, type, type->lhist_min);
+		put_lhist_number(sb, type, LHIST_MIN(type));
 		strbuf_putc(sb, ')');
 	} else if (index == n + 1) {
 		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type, type->lhist_max);
+		put_lhist_number(sb, type, LHIST_MAX(type));
 		strbuf_puts(sb, ", ...)");
-	} else if (type->lhist_step == 1) {
+	} else if (LHIST_STEP(type) == 1) {
 		/* a bucket of one value: [3], as current bpftrace (0.17: [3, 4)) */
 		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type, type->lhist_min + index - 1);
+		put_lhist_number(sb, type, LHIST_MIN(type) + index - 1);
 		strbuf_putc(sb, ']');
 	} else {
 		strbuf_putc(sb, '[');
-		put_lhist_number(sb, type, type->lhist_min + (index - 1) * type->lhist_step);
+		put_lhist_number(sb, type, LHIST_MIN(type) + (index - 1) * LHIST_STEP(type));
 		strbuf_puts(sb, ", ");
-		put_lhist_number(sb, type, type->lhist_min + index * type->lhist_step);
+		put_lhist_number(sb, type, LHIST_MIN(type) + index * LHIST_STEP(type));
 		strbuf_putc(sb, ')');
 	}
 }
@@ -130,13 +135,13 @@ static void put_lhist_json_bounds(struct strbuf *sb, const struct type *type, in
 	int64_t n = lhist_bucket_count(type);
 
 	if (index == 0) {
-		strbuf_printf(sb, "\"max\": %lld, ", (long long)(type->lhist_min - 1));
+		strbuf_printf(sb, "\"max\": %lld, ", (long long)(LHIST_MIN(type) - 1));
 	} else if (index == n + 1) {
-		strbuf_printf(sb, "\"min\": %lld, ", (long long)type->lhist_max);
+		strbuf_printf(sb, "\"min\": %lld, ", (long long)LHIST_MAX(type));
 	} else {
-		int64_t low = type->lhist_min + (index - 1) * type->lhist_step;
+		int64_t low = LHIST_MIN(type) + (index - 1) * LHIST_STEP(type);
 		strbuf_printf(sb, "\"min\": %lld, \"max\": %lld, ", (long long)low,
-			      (long long)(low + type->lhist_step - 1));
+			      (long long)(low + LHIST_STEP(type) - 1));
 	}
 }
 
@@ -157,7 +162,14 @@ static bool put_bucket_upper(struct strbuf *sb, const struct type *type, int ind
 {
 	if (index > lhist_bucket_count(type))
 		return false;
-	strbuf_printf(sb, "%lld", (long long)(type->lhist_min + index * type->lhist_step - 1));
+	strbuf_printf(sb, "%lld", (long long)(LHIST_MIN(type) + index * LHIST_STEP(type) - 1));
+	return true;
+}
+
+/* Bucket 1 starts at min; the one past max holds from where the steps end. */
+static bool bucket_low(const struct type *type, int index, int64_t *low)
+{
+	*low = LHIST_MIN(type) + (index - 1) * LHIST_STEP(type);
 	return true;
 }
 
@@ -179,6 +191,7 @@ const struct aggregation aggregation_lhist = {
 	.put_bucket_bounds = put_lhist_json_bounds,
 	.bucket_is_drawn = bucket_is_drawn,
 	.put_bucket_upper = put_bucket_upper,
+	.bucket_low = bucket_low,
 	.metric_type = &metric_histogram,
 	.put_metrics = put_lhist_metrics,
 };

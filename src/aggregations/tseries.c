@@ -30,6 +30,12 @@
 #include "../compiler/sema_internal.h"
 #include "../runtime/snapshot.h"
 
+/* The type's parameters (aggregation_params): nanoseconds per interval,
+ * intervals kept, and how the values of one interval combine. */
+#define TSERIES_INTERVAL(type) ((type)->aggregation_params[0])
+#define TSERIES_INTERVALS(type) ((type)->aggregation_params[1])
+#define TSERIES_MODE(type) ((type)->aggregation_params[2])
+
 /* how the values of one interval combine */
 enum tseries_mode {
 	TSERIES_LAST,  /* the latest value */
@@ -75,9 +81,9 @@ static void check_tseries(struct sema *sema, struct node *call)
 			   "from 1 to %d", TSERIES_MAX_INTERVALS);
 		return;
 	}
-	type->tseries_interval = (int64_t)interval->const_value;
-	type->tseries_intervals = (int)intervals->const_value;
-	type->tseries_mode = TSERIES_LAST;
+	TSERIES_INTERVAL(type) = (int64_t)interval->const_value;
+	TSERIES_INTERVALS(type) = (int)intervals->const_value;
+	TSERIES_MODE(type) = TSERIES_LAST;
 	if (how) {
 		sema_check_expr(sema, how);
 		int mode = TSERIES_AVG;
@@ -89,7 +95,7 @@ static void check_tseries(struct sema *sema, struct node *call)
 				   "\"min\", \"sum\" or \"count\"");
 			return;
 		}
-		type->tseries_mode = mode;
+		TSERIES_MODE(type) = mode;
 	}
 	call->type = type;
 }
@@ -151,13 +157,13 @@ static struct value generate_tseries(struct codegen *gen, struct node *call)
 {
 	int value = gen_value_to_reg(gen, gen_expr(gen, call->args));
 	const struct type *type = gen->program->maps.items[gen->assign_target->map_id].value_type;
-	int mode = type->tseries_mode;
+	int mode = TSERIES_MODE(type);
 	int now = wall_clock_now(gen);
 	int epoch = ir_new_vreg(&gen->fn), slot = ir_new_vreg(&gen->fn);
 	ir_mov(&gen->fn, epoch, now);
-	ir_alu(&gen->fn, BPF_DIV, epoch, gen_const_reg(gen, type->tseries_interval));
+	ir_alu(&gen->fn, BPF_DIV, epoch, gen_const_reg(gen, TSERIES_INTERVAL(type)));
 	ir_mov(&gen->fn, slot, epoch);
-	ir_alu(&gen->fn, BPF_MOD, slot, gen_const_reg(gen, type->tseries_intervals));
+	ir_alu(&gen->fn, BPF_MOD, slot, gen_const_reg(gen, TSERIES_INTERVALS(type)));
 
 	struct aggregation_site site = aggregation_begin(gen, slot);
 	int missing = ir_new_label(&gen->fn), restart = ir_new_label(&gen->fn);
@@ -193,7 +199,7 @@ static struct value generate_tseries(struct codegen *gen, struct node *call)
 
 static int tseries_bucket_count(const struct type *type)
 {
-	return type->tseries_intervals;
+	return TSERIES_INTERVALS(type);
 }
 
 /* ---- printing ---- */
@@ -282,7 +288,7 @@ static int collect_series(const struct map_desc *map, const struct map_snapshot 
 	const struct type *type = map->value_type;
 	bool is_array = map->bpf_map_type == BPF_MAP_TYPE_PERCPU_ARRAY;
 	int key_bytes = is_array ? 0 : snapshot_user_key_size(map);
-	int intervals = type->tseries_intervals;
+	int intervals = TSERIES_INTERVALS(type);
 	struct series *all = xcalloc((size_t)snap->count + 1, sizeof(*all));
 	int count = 0;
 
@@ -300,7 +306,7 @@ static int collect_series(const struct map_desc *map, const struct map_snapshot 
 		}
 		if (slot >= (uint64_t)intervals)
 			continue;
-		struct folded_slot folded = fold_slot(snap, snapshot_value(snap, i), type->tseries_mode,
+		struct folded_slot folded = fold_slot(snap, snapshot_value(snap, i), TSERIES_MODE(type),
 						      type->is_signed);
 		int at = 0;
 		while (at < count && memcmp(all[at].key, key, (size_t)key_bytes) != 0)
@@ -333,7 +339,7 @@ static int collect_series(const struct map_desc *map, const struct map_snapshot 
 static const struct folded_slot *value_at(const struct series *series, const struct type *type,
 					  uint64_t epoch)
 {
-	const struct folded_slot *slot = &series->slots[epoch % (uint64_t)type->tseries_intervals];
+	const struct folded_slot *slot = &series->slots[epoch % (uint64_t)TSERIES_INTERVALS(type)];
 	return slot->is_set && slot->epoch == epoch ? slot : NULL;
 }
 
@@ -407,8 +413,8 @@ static void put_graph(struct strbuf *sb, const struct type *type, const struct s
 		      uint64_t first, uint64_t last)
 {
 	bool is_signed = type->is_signed;
-	int digits = fraction_digits(type->tseries_interval);
-	uint64_t interval = (uint64_t)type->tseries_interval;
+	int digits = fraction_digits(TSERIES_INTERVAL(type));
+	uint64_t interval = (uint64_t)TSERIES_INTERVAL(type);
 	int time_width = 8 + (digits ? digits + 1 : 0);
 	const char *units = digits == 3 ? ".mmm" : digits == 6 ? ".uuuuuu" : digits == 9 ? ".nnnnnnnnn" : "";
 	int64_t low = 0, high = 0;
@@ -476,7 +482,7 @@ static void put_json_series(struct strbuf *sb, const struct type *type, const st
 		if (!slot)
 			continue;
 		strbuf_puts(sb, comma ? ",{\"interval_start\":\"" : "{\"interval_start\":\"");
-		put_time(sb, epoch * (uint64_t)type->tseries_interval, "%Y-%m-%dT%H:%M:%S", 9);
+		put_time(sb, epoch * (uint64_t)TSERIES_INTERVAL(type), "%Y-%m-%dT%H:%M:%S", 9);
 		strbuf_puts(sb, "\",\"value\":");
 		put_number(sb, slot->value, type->is_signed);
 		strbuf_putc(sb, '}');
@@ -493,7 +499,7 @@ static void print_tseries(struct strbuf *sb, const struct map_desc *map, const s
 	uint64_t newest;
 	bool any;
 	int count = collect_series(map, snap, &all, &newest, &any);
-	uint64_t window = (uint64_t)type->tseries_intervals - 1;
+	uint64_t window = (uint64_t)TSERIES_INTERVALS(type) - 1;
 	uint64_t oldest = newest > window ? newest - window : 0;
 
 	if (json && count)
@@ -533,7 +539,7 @@ static void print_tseries(struct strbuf *sb, const struct map_desc *map, const s
 static uint64_t fold_tseries(const struct map_snapshot *snap, const struct type *type,
 			     const unsigned char *value)
 {
-	return (uint64_t)fold_slot(snap, value, type->tseries_mode, type->is_signed).value;
+	return (uint64_t)fold_slot(snap, value, TSERIES_MODE(type), type->is_signed).value;
 }
 
 const struct aggregation aggregation_tseries = {

@@ -24,7 +24,7 @@
  *                   so a Prometheus histogram's _sum is exact
  *    Every other value is one plain value (type_storage_size bytes) in a
  *    BPF_MAP_TYPE_HASH.
- *  - hist bucket numbers, with k = hist_bits: 0 holds negative values, 1 holds
+ *  - hist(x, k) bucket numbers: 0 holds negative values, 1 holds
  *    zero; for v >= 1 with l = floor(log2 v): 2 + (l << k) + s where s is the
  *    k-bit sub-bucket ((v - 2^l) << k >> l). The bucket's lower bound is
  *    2^l + ((s << l) >> k).
@@ -102,8 +102,8 @@ struct program_config {
 	 * first and returns, so all of them stop at one map write, long before
 	 * the kernel has finished detaching them (see run.c). */
 	uint64_t stopped;
-	/* CLOCK_REALTIME minus CLOCK_BOOTTIME at start: tseries() files its
-	 * values by wall-clock interval (aggregations/tseries.c) */
+	/* CLOCK_REALTIME minus CLOCK_BOOTTIME at start, for what a program
+	 * files by wall-clock time (tseries() intervals) */
 	uint64_t wall_offset_ns;
 };
 

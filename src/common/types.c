@@ -242,11 +242,9 @@ bool type_equal(const struct type *a, const struct type *b)
 	case TYPE_BUFFER:
 		return a->size == b->size;
 	case TYPE_AGGREGATION:
-		/* the parameters of hist, lhist and tseries are zero in the others */
-		return a->aggregation == b->aggregation && a->hist_bits == b->hist_bits &&
-		       a->lhist_min == b->lhist_min && a->lhist_max == b->lhist_max &&
-		       a->lhist_step == b->lhist_step && a->tseries_interval == b->tseries_interval &&
-		       a->tseries_intervals == b->tseries_intervals && a->tseries_mode == b->tseries_mode;
+		return a->aggregation == b->aggregation &&
+		       memcmp(a->aggregation_params, b->aggregation_params,
+			      sizeof(a->aggregation_params)) == 0;
 	default:
 		return true;
 	}

@@ -57,6 +57,9 @@ enum stack_mode {
 };
 
 #define TYPE_BTF_ID_SCRIPT (-1)
+/* Slots of struct type's aggregation_params: as many as the aggregation
+ * with the most constant parameters takes (lhist's min, max, step). */
+#define TYPE_AGGREGATION_PARAMS 3
 
 struct type;
 struct int_names;
@@ -113,15 +116,11 @@ struct type {
 	struct type *pointee;
 	bool is_user_pointer; /* read with probe_read_user rather than _kernel */
 
-	/* hist(): log2 buckets split into 2^hist_bits linear parts (0 = plain log2) */
-	int hist_bits;
-	/* lhist() */
-	int64_t lhist_min, lhist_max, lhist_step;
-	/* tseries(): nanoseconds per interval, intervals kept, and how the
-	 * values of one interval combine (aggregations/tseries.c) */
-	int64_t tseries_interval;
-	int tseries_intervals;
-	int tseries_mode;
+	/* TYPE_AGGREGATION: the call's constant parameters (hist's bits,
+	 * lhist's range, ...), set and read by the aggregation's own file
+	 * alone, which says what each slot means; zero where unused. Two
+	 * values are of one type only if all of them agree. */
+	int64_t aggregation_params[TYPE_AGGREGATION_PARAMS];
 
 	/* TYPE_STRING from a char array field that is __data_loc (tracepoints) */
 	bool is_data_loc;

@@ -93,8 +93,12 @@ static int log2_slots(const struct type *type, const struct print_entry *group, 
 
 	memset(slots, 0, TOOLPRINT_LOG2_SLOTS * sizeof(*slots));
 	for (int b = 1; b < group->bucket_count; b++) {
-		int slot = b == 1 ? 0 : (b - 2) >> type->hist_bits;
-		if (slot >= TOOLPRINT_LOG2_SLOTS || !group->buckets[b])
+		int64_t low;
+		if (!group->buckets[b] || !type->aggregation->bucket_low(type, b, &low))
+			continue;
+		/* the power of two the bucket lies in; 0 and 1 share the first */
+		int slot = (uint64_t)low <= 1 ? 0 : 63 - __builtin_clzll((uint64_t)low);
+		if (slot >= TOOLPRINT_LOG2_SLOTS)
 			continue;
 		slots[slot] += group->buckets[b];
 		if (slot > last)
@@ -115,6 +119,20 @@ static int linear_slots(const struct type *type, const struct print_entry *group
 			last = b - 1;
 	}
 	return last;
+}
+
+/* A linear histogram's slot i is its bucket i + 1 (0 holds what is below min). */
+static int64_t linear_low(const struct type *type, int slot)
+{
+	int64_t low = 0;
+
+	type->aggregation->bucket_low(type, slot + 1, &low);
+	return low;
+}
+
+static int64_t linear_step(const struct type *type)
+{
+	return linear_low(type, 1) - linear_low(type, 0);
 }
 
 static void log2_bounds(int slot, uint64_t *low, uint64_t *high)
@@ -163,7 +181,7 @@ static void put_linear_text(struct strbuf *sb, const char *unit, const struct ty
 		if (!slots[i])
 			continue;
 		strbuf_printf(sb, "        %-10lld : %-8llu |",
-			      (long long)(type->lhist_min + i * type->lhist_step),
+			      (long long)linear_low(type, i),
 			      (unsigned long long)slots[i]);
 		put_stars(sb, slots[i], largest, TOOLPRINT_STARS);
 		strbuf_puts(sb, "|\n");
@@ -189,12 +207,11 @@ static void put_buckets_json(struct strbuf *sb, const struct type *type, bool is
 			strbuf_printf(sb, "{\"low\": %llu, \"high\": %llu, ", (unsigned long long)low,
 				      (unsigned long long)high);
 		} else {
-			int64_t low = type->lhist_min + i * type->lhist_step;
-			strbuf_printf(sb, "{\"low\": %lld, ", (long long)low);
+			strbuf_printf(sb, "{\"low\": %lld, ", (long long)linear_low(type, i));
 			/* the last slot also holds everything above max */
 			if (i < slot_count - 1)
 				strbuf_printf(sb, "\"high\": %lld, ",
-					      (long long)(low + type->lhist_step - 1));
+					      (long long)(linear_low(type, i + 1) - 1));
 		}
 		strbuf_printf(sb, "\"count\": %llu}", (unsigned long long)slots[i]);
 	}
@@ -212,8 +229,8 @@ static void add_heatmap_buckets(struct picture *picture, const struct type *type
 			log2_bounds(i, &low, &high);
 			picture_heatmap_add(picture, (int64_t)low, (int64_t)high + 1, slots[i]);
 		} else {
-			int64_t low = type->lhist_min + i * type->lhist_step;
-			picture_heatmap_add(picture, low, low + type->lhist_step, slots[i]);
+			int64_t low = linear_low(type, i);
+			picture_heatmap_add(picture, low, low + linear_step(type), slots[i]);
 		}
 	}
 }
@@ -257,7 +274,7 @@ int print_tool_histograms(const struct output *out, const struct map_desc *map,
 	qsort_r(groups, group_count, sizeof(*groups), compare_keys_ascending, &how);
 
 	int slot_count = is_log2 ? TOOLPRINT_LOG2_SLOTS
-				 : (int)((type->lhist_max - type->lhist_min) / type->lhist_step) + 1;
+				 : type->aggregation->bucket_count(type) - 1;
 	uint64_t *slots = xcalloc(slot_count, sizeof(*slots));
 	struct picture *heatmap = out->picture && out->picture->request.kind == PICTURE_HEATMAP
 					  ? out->picture : NULL;

@@ -77,19 +77,25 @@ static struct type *t_agg(const struct aggregation *kind, bool is_signed)
 	return type_aggregation(kind, is_signed);
 }
 
+/* The parameters as lhist.c and hist.c keep them in aggregation_params. */
+#define LHIST_MIN(type) ((type)->aggregation_params[0])
+#define LHIST_MAX(type) ((type)->aggregation_params[1])
+#define LHIST_STEP(type) ((type)->aggregation_params[2])
+#define HIST_BITS(type) ((int)(type)->aggregation_params[0])
+
 static struct type *t_lhist(int64_t min, int64_t max, int64_t step)
 {
 	struct type *type = type_aggregation(&aggregation_lhist, true);
-	type->lhist_min = min;
-	type->lhist_max = max;
-	type->lhist_step = step;
+	LHIST_MIN(type) = min;
+	LHIST_MAX(type) = max;
+	LHIST_STEP(type) = step;
 	return type;
 }
 
 static struct type *t_hist(int bits)
 {
 	struct type *type = type_aggregation(&aggregation_hist, true);
-	type->hist_bits = bits;
+	type->aggregation_params[0] = bits;
 	return type;
 }
 
@@ -257,7 +263,7 @@ static void agg_bucket(struct map_desc *map, const unsigned char *key, uint64_t 
 /* hist bucket numbering from program.h */
 static void agg_hist(struct map_desc *map, const unsigned char *key, int64_t v)
 {
-	int k = map->value_type->hist_bits;
+	int k = HIST_BITS(map->value_type);
 	uint64_t bucket;
 
 	if (v < 0) {
@@ -277,15 +283,15 @@ static void agg_hist(struct map_desc *map, const unsigned char *key, int64_t v)
 static void agg_lhist(struct map_desc *map, const unsigned char *key, int64_t v)
 {
 	const struct type *type = map->value_type;
-	int64_t n = (type->lhist_max - type->lhist_min) / type->lhist_step;
+	int64_t n = (LHIST_MAX(type) - LHIST_MIN(type)) / LHIST_STEP(type);
 	uint64_t bucket;
 
-	if (v < type->lhist_min)
+	if (v < LHIST_MIN(type))
 		bucket = 0;
-	else if (v >= type->lhist_max)
+	else if (v >= LHIST_MAX(type))
 		bucket = n + 1;
 	else
-		bucket = (v - type->lhist_min) / type->lhist_step + 1;
+		bucket = (v - LHIST_MIN(type)) / LHIST_STEP(type) + 1;
 	agg_bucket(map, key, bucket);
 }
 
