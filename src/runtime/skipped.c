@@ -20,6 +20,7 @@ struct skipped_runs {
 	bool *tracked;              /* by probe: the first probe of its BPF program */
 	uint64_t *reported;         /* by probe: its count at the last line */
 	uint64_t *seen;             /* by probe: its count at the last read */
+	bool found;                 /* tracked is set (at the first check) */
 	uint64_t checked_ns;
 	uint64_t reported_ns;       /* 0 = never reported */
 	uint64_t total_reported;
@@ -45,28 +46,51 @@ static bool skipped_info(int fd, struct bpf_prog_info *info)
 struct skipped_runs *skipped_runs_new(const struct program *program)
 {
 	struct skipped_runs *runs = xcalloc(1, sizeof(*runs));
-	int count = program->probes.count;
-	uint32_t *ids = xcalloc((size_t)count + 1, sizeof(uint32_t));
+	size_t count = (size_t)program->probes.count + 1;
 
 	runs->program = program;
-	runs->tracked = xcalloc((size_t)count + 1, sizeof(bool));
-	runs->reported = xcalloc((size_t)count + 1, sizeof(uint64_t));
-	runs->seen = xcalloc((size_t)count + 1, sizeof(uint64_t));
-	/* Probes with the same code share one loaded program, and its count. */
-	for (int i = 0; i < count; i++) {
+	runs->tracked = xcalloc(count, sizeof(bool));
+	runs->reported = xcalloc(count, sizeof(uint64_t));
+	runs->seen = xcalloc(count, sizeof(uint64_t));
+	return runs;
+}
+
+struct skipped_id {
+	uint32_t id;
+	int probe;
+};
+
+static int skipped_id_compare(const void *pa, const void *pb)
+{
+	const struct skipped_id *a = pa, *b = pb;
+
+	if (a->id != b->id)
+		return a->id < b->id ? -1 : 1;
+	return a->probe - b->probe;
+}
+
+/* At the first check, not at start (where it would delay attaching): which
+ * probes to read. Probes with the same code share one loaded program and
+ * its count, read through the first of them. The programs were loaded
+ * fresh, so every count starts from 0. */
+static void skipped_find_programs(struct skipped_runs *runs)
+{
+	const struct program *program = runs->program;
+	struct skipped_id *ids = xcalloc((size_t)program->probes.count + 1, sizeof(*ids));
+	int count = 0;
+
+	for (int i = 0; i < program->probes.count; i++) {
 		const struct probe_program *probe = &program->probes.items[i];
 		struct bpf_prog_info info;
 
-		if (probe->role != PROBE_ROLE_NORMAL || !skipped_info(probe->prog_fd, &info))
-			continue;
-		ids[i] = info.id;
-		runs->tracked[i] = true;
-		runs->reported[i] = runs->seen[i] = info.recursion_misses;
-		for (int j = 0; j < i && runs->tracked[i]; j++)
-			runs->tracked[i] = ids[j] != info.id;
+		if (probe->role == PROBE_ROLE_NORMAL && skipped_info(probe->prog_fd, &info))
+			ids[count++] = (struct skipped_id){ info.id, i };
 	}
+	qsort(ids, (size_t)count, sizeof(*ids), skipped_id_compare);
+	for (int i = 0; i < count; i++)
+		runs->tracked[ids[i].probe] = i == 0 || ids[i].id != ids[i - 1].id;
 	free(ids);
-	return runs;
+	runs->found = true;
 }
 
 void skipped_runs_free(struct skipped_runs *runs)
@@ -87,6 +111,8 @@ void skipped_runs_check(struct skipped_runs *runs, bool at_exit, FILE *out)
 	if (!runs || (!at_exit && now - runs->checked_ns < SKIPPED_CHECK_NS))
 		return;
 	runs->checked_ns = now;
+	if (!runs->found)
+		skipped_find_programs(runs);
 	program = runs->program;
 	for (int i = 0; i < program->probes.count; i++) {
 		struct bpf_prog_info info;
