@@ -1161,12 +1161,15 @@ def special_lost(sonde, testing_bpftrace, sanitized):
     env = dict(os.environ, SONDE_RINGBUF_SIZE="4096")
     if sanitized:
         env.update(SANITIZER_ENV)
-    proc = Process([sonde, "-e", program], env=env)
+    # One CPU for both: sonde reads only while the generator is off it, so
+    # the ring overflows however fast the reader is (on two CPUs a quick
+    # reader on a quiet machine kept up with all 20000).
+    proc = Process(["taskset", "-c", "0", sonde, "-e", program], env=env)
     if not proc.attached.wait(timeout=20):
         proc.kill()
         proc.wait(5)
         return "FAIL", "no start banner within 20 s\nstderr:\n" + indent(proc.stderr())
-    subprocess.run([generator, str(calls)], check=True, timeout=60)
+    subprocess.run(["taskset", "-c", "0", generator, str(calls)], check=True, timeout=60)
     time.sleep(1.0)
     proc.interrupt()
     code, timed_out = proc.wait(15)
