@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void util_out_of_memory(size_t size)
@@ -209,6 +210,16 @@ bool wildcard_match(const char *pattern, const char *text)
 bool has_wildcard(const char *text)
 {
 	return strchr(text, '*') != NULL;
+}
+
+/* ---- time ---- */
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 }
 
 /* ---- files ---- */

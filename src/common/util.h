@@ -52,6 +52,9 @@ char *strbuf_release(struct strbuf *sb);
 bool wildcard_match(const char *pattern, const char *text);
 bool has_wildcard(const char *text);
 
+/* CLOCK_MONOTONIC in nanoseconds: the clock of bpf_ktime_get_ns() and of every timeout. */
+uint64_t monotonic_ns(void);
+
 /* Reads a whole file into a NUL-terminated buffer; NULL and errno on failure. */
 char *read_file(const char *path, size_t *length);
 

@@ -93,15 +93,6 @@ struct event_loop {
 	uint64_t batch_budget_ns;    /* EVENTS_BATCH_BUDGET_NS unless the loop serves scrapes */
 };
 
-static uint64_t events_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-
 /* Writes text to the output: as is, or as {"type": kind, "data": "text"}. */
 static void events_emit(struct event_loop *loop, const char *kind, const char *text,
 			size_t length)
@@ -531,7 +522,7 @@ static int events_handle(void *context, void *data, size_t size)
 	}
 	/* A ring that refills as fast as it drains would otherwise keep
 	 * ring_buffer__poll() busy for ever. */
-	if (loop->batch_limited && events_now_ns() > loop->batch_deadline_ns)
+	if (loop->batch_limited && monotonic_ns() > loop->batch_deadline_ns)
 		return EVENTS_BATCH_CUT;
 	return 0;
 }
@@ -771,7 +762,7 @@ static void events_check_helper_errors(struct event_loop *loop, bool at_exit)
 
 void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 {
-	uint64_t now = events_now_ns();
+	uint64_t now = monotonic_ns();
 	uint32_t key = 0;
 	uint64_t total = 0;
 
@@ -827,7 +818,7 @@ int event_loop_poll(struct event_loop *loop, int timeout_ms)
 
 	if (loop->ring) {
 		loop->batch_limited = true;
-		loop->batch_deadline_ns = events_now_ns() + (uint64_t)timeout_ms * 1000000ull +
+		loop->batch_deadline_ns = monotonic_ns() + (uint64_t)timeout_ms * 1000000ull +
 					  loop->batch_budget_ns;
 		handled = ring_buffer__poll(loop->ring, timeout_ms);
 		loop->batch_limited = false;

@@ -25,13 +25,6 @@
 
 #define PICTURE_COLUMN_GAP_NS 500000000ull
 
-static uint64_t picture_now_ns(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 /* Writes svg to the picture's file; 0 or -errno. */
 static int picture_write(const struct picture *picture, const struct strbuf *svg)
 {
@@ -94,7 +87,7 @@ void picture_flamegraph(struct picture *picture, const struct folded_set *stacks
 
 void picture_heatmap_begin(struct picture *picture, const char *unit)
 {
-	uint64_t now = picture_now_ns();
+	uint64_t now = monotonic_ns();
 
 	if (picture->heatmap.columns.count && now - picture->column_ns < PICTURE_COLUMN_GAP_NS)
 		return;

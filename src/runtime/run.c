@@ -130,14 +130,6 @@ static void run_raise_memlock(void)
 	}
 }
 
-static uint64_t run_monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int run_write_config(struct program *program)
 {
 	struct program_config config;
@@ -149,7 +141,7 @@ static int run_write_config(struct program *program)
 	map = &program->maps.items[program->config_map_id];
 	memset(&config, 0, sizeof(config));
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC. */
-	config.start_ns = run_monotonic_ns();
+	config.start_ns = monotonic_ns();
 	struct timespec real, boot;
 	clock_gettime(CLOCK_REALTIME, &real);
 	clock_gettime(CLOCK_BOOTTIME, &boot);

@@ -27,14 +27,6 @@ struct skipped_runs {
 	int reports;
 };
 
-static uint64_t skipped_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static bool skipped_info(int fd, struct bpf_prog_info *info)
 {
 	uint32_t length = sizeof(*info);
@@ -106,7 +98,7 @@ void skipped_runs_free(struct skipped_runs *runs)
 void skipped_runs_check(struct skipped_runs *runs, bool at_exit, FILE *out)
 {
 	const struct program *program;
-	uint64_t now = skipped_now_ns(), growth = 0;
+	uint64_t now = monotonic_ns(), growth = 0;
 
 	if (!runs || (!at_exit && now - runs->checked_ns < SKIPPED_CHECK_NS))
 		return;

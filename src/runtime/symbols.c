@@ -580,14 +580,6 @@ static struct user_object *user_object_get(unsigned long major, unsigned long mi
 	return object;
 }
 
-static uint64_t user_now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 /*
  * Reads the executable file mappings of the process:
  *     55d0c4a4b000-55d0c4a4c000 r-xp 00001000 08:01 1234   /usr/bin/prog
@@ -603,7 +595,7 @@ static bool user_process_read_maps(struct user_process *process)
 	/* the time of the attempt, read or not: a process that has exited
 	 * since must not be retried at every frame it left unnamed (89,000
 	 * opens in one profile's exit) */
-	process->read_ns = user_now_ns();
+	process->read_ns = monotonic_ns();
 	char *text = read_file(path, &length);
 	if (!text)
 		return false;
@@ -727,7 +719,7 @@ static int user_jit_lookup(struct user_process *process, uint64_t address,
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)process->pid);
 		process->perf_map = perf_map_new(path);
 	}
-	uint64_t now = user_now_ns();
+	uint64_t now = monotonic_ns();
 	if (now - process->perf_map_read_ns > SYMBOLS_PERF_MAP_CHECK_NS ||
 	    process->perf_map_read_ns == 0) {
 		perf_map_refresh(process->perf_map);
@@ -793,7 +785,7 @@ int symbols_user(pid_t pid, uint64_t address, struct symbol_lookup *out)
 	/* A library loaded since the maps were read (dlopen): read them again,
 	 * at most once a second so that addresses in anonymous code (JITs)
 	 * do not make every lookup reread the file. */
-	if (!mapping && user_now_ns() - process->read_ns > 1000000000ull &&
+	if (!mapping && monotonic_ns() - process->read_ns > 1000000000ull &&
 	    user_process_read_maps(process))
 		mapping = user_find_mapping(process, address);
 	if (!mapping)

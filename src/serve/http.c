@@ -115,14 +115,6 @@ struct request {
 	size_t authorization_length;
 };
 
-static uint64_t server_now_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
-}
-
 /* ---- listening ---- */
 
 /* "host:port", "[v6]:port" or ":port" (every address). */
@@ -315,7 +307,7 @@ int server_poll_fds(struct server *server, struct pollfd *fds)
 
 int server_timeout_ms(const struct server *server, int cap)
 {
-	uint64_t now = server_now_ns();
+	uint64_t now = monotonic_ns();
 	int timeout = cap;
 
 	for (int i = 0; i < SERVE_MAX_CONNECTIONS; i++) {
@@ -489,7 +481,7 @@ static void server_respond(struct connection *conn, int status, const char *cont
 	conn->sent = 0;
 	conn->writing = true;
 	conn->tls_events = 0;
-	conn->deadline_ns = server_now_ns() + SERVE_WRITE_TIMEOUT_NS;
+	conn->deadline_ns = monotonic_ns() + SERVE_WRITE_TIMEOUT_NS;
 }
 
 static void server_respond_text(struct connection *conn, int status, const char *text,
@@ -639,7 +631,7 @@ static void server_accept(struct server *server)
 		slot->head = xcalloc(1, SERVE_HEAD_MAX);
 		slot->received = 0;
 		slot->close_after = false;
-		server_wait_for_request(slot, server_now_ns());
+		server_wait_for_request(slot, monotonic_ns());
 	}
 }
 
@@ -736,13 +728,13 @@ static void server_write(struct server *server, struct connection *conn)
 		shutdown(conn->fd, SHUT_WR);
 		conn->writing = false;
 		conn->draining = true;
-		conn->deadline_ns = server_now_ns() + SERVE_LINGER_NS;
+		conn->deadline_ns = monotonic_ns() + SERVE_LINGER_NS;
 		return;
 	}
 	/* a scrape's buffer can be large: give it back between scrapes */
 	strbuf_free(&conn->response);
 	strbuf_init(&conn->response);
-	server_wait_for_request(conn, server_now_ns());
+	server_wait_for_request(conn, monotonic_ns());
 	server_next_request(server, conn);
 }
 
@@ -823,9 +815,9 @@ void server_handle(struct server *server, const struct pollfd *fds, int count)
 		if (conn->handshaking) {
 			if (handshake_ns >= SERVE_HANDSHAKE_BUDGET_NS)
 				continue;       /* still ready next round */
-			uint64_t began = server_now_ns();
+			uint64_t began = monotonic_ns();
 			server_handshake(server, conn);
-			handshake_ns += server_now_ns() - began;
+			handshake_ns += monotonic_ns() - began;
 		} else if (conn->writing) {
 			server_write(server, conn);
 		} else if (conn->draining) {
@@ -837,7 +829,7 @@ void server_handle(struct server *server, const struct pollfd *fds, int count)
 		if (conn->fd >= 0 && conn->writing && conn->sent == 0)
 			server_write(server, conn);
 	}
-	uint64_t now = server_now_ns();
+	uint64_t now = monotonic_ns();
 	for (int i = 0; i < SERVE_MAX_CONNECTIONS; i++) {
 		struct connection *conn = &server->connections[i];
 		if (conn->fd >= 0 && now > conn->deadline_ns)
