@@ -2686,13 +2686,15 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_serve(sonde, argv_tail, sanitized, env_extra=None, timeout=20):
-    """sonde serve --listen 127.0.0.1:0 ARGS; returns (process, host, port)
-    once it says where it listens, or (process, None, None)."""
+def start_serve(sonde, argv_tail, sanitized, env_extra=None, timeout=20, prefix=()):
+    """sonde serve --listen 127.0.0.1:0 ARGS (after prefix, such as taskset);
+    returns (process, host, port) once it says where it listens, or
+    (process, None, None)."""
     env = dict(os.environ, **(env_extra or {}))
     if sanitized:
         env.update(SANITIZER_ENV)
-    proc = Process([sonde, "serve", "--listen", "127.0.0.1:0"] + argv_tail, env=env)
+    proc = Process(list(prefix) + [sonde, "serve", "--listen", "127.0.0.1:0"] + argv_tail,
+                   env=env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.proc.poll() is None:
         for line in list(proc.stderr_lines):
@@ -3160,6 +3162,75 @@ def serve_tool(sonde, sanitized, calls=5000):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+SERVE_LOSS_PROGRAM = (
+    'let @small = hash(4); '
+    'tracepoint:syscalls:sys_enter_getppid /comm == "promloss"/ { @calls = count(); '
+    '@small[nsecs] = 1; signal("SIGURG"); '
+    'printf("%d xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\\n", pid); } '
+    'tracepoint:signal:signal_generate /args->sig == 23 && comm == "promloss"/ '
+    '{ @seen = count(); }')
+
+
+def serve_losses(sonde, sanitized, calls=20000):
+    """sonde's own loss counters, scraped: N getppid calls each store a new
+    key in a map of 4 (N - 4 updates refused), send a signal whose
+    signal_generate probe the kernel must skip (N runs skipped) and print a
+    line into a 4 KiB ring buffer that sonde, pinned to the generator's CPU,
+    cannot keep up with (printed + lost events = N, and the counter is what
+    stderr reported)."""
+    tmp = tempfile.mkdtemp(prefix="sonde-loss-")
+    generator = os.path.join(tmp, "promloss")
+    shutil.copy(build_tool("getppid_loop"), generator)
+    proc, host, port = start_serve(sonde, ["--unsafe", "-e", SERVE_LOSS_PROGRAM], sanitized,
+                                   env_extra={"SONDE_RINGBUF_SIZE": "4096"},
+                                   prefix=("taskset", "-c", "0"))
+    try:
+        if not port:
+            return "FAIL", "sonde serve did not start\n" + indent(proc.stderr())
+        _, _, before = serve_load.fetch(host, port)
+        subprocess.run(["taskset", "-c", "0", generator, str(calls)], check=True, timeout=60)
+        time.sleep(1.5)
+        _, _, text = serve_load.fetch(host, port)
+        problems = []
+        for name in ("sonde_lost_events_total", "sonde_lost_map_updates_total",
+                     "sonde_lost_stacks_total", "sonde_lost_probe_runs_total"):
+            if metric_lines(before, name) != {"": "0"}:
+                problems.append("before any call %s is %s, not 0"
+                                % (name, metric_lines(before, name)))
+            if "# TYPE %s counter" % name not in text:
+                problems.append("no counter family %s" % name)
+
+        def value(name):
+            got = metric_lines(text, name).get("")
+            return int(got) if got is not None else None
+        lost = value("sonde_lost_events_total")
+        checks = [("sonde_calls_total", calls), ("sonde_lost_map_updates_total", calls - 4),
+                  ("sonde_lost_probe_runs_total", calls), ("sonde_lost_stacks_total", 0)]
+        for name, want in checks:
+            if value(name) != want:
+                problems.append("%s is %s, not %d" % (name, value(name), want))
+        if metric_lines(text, "sonde_seen_total").get("", "0") != "0":
+            problems.append("signal_generate runs the kernel skipped were counted: %s"
+                            % metric_lines(text, "sonde_seen_total"))
+        problems += stop_serve(proc, sanitized)
+        printed = sum(1 for line in proc.stdout_lines if re.fullmatch(r'\d+ x{40}\n', line))
+        reported = [int(n) for n in re.findall(r'Lost (\d+) events', proc.stderr())]
+        if not lost:
+            problems.append("no events lost with a 4 KiB ring buffer (printed %d)" % printed)
+        elif printed + lost != calls:
+            problems.append("printed %d + lost %d is not %d calls" % (printed, lost, calls))
+        if lost and lost not in (sum(reported), reported[-1] if reported else None):
+            problems.append("stderr reported %s lost events, the counter says %d"
+                            % (reported, lost))
+        return serve_verdict(problems, "calls %d: printed %s, lost %s, refused %s, skipped %s"
+                             % (calls, printed, lost, value("sonde_lost_map_updates_total"),
+                                value("sonde_lost_probe_runs_total")), proc)
+    finally:
+        proc.kill()
+        proc.wait(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # --------------------------------------------------------------------------
 # sonde serve with a web config: TLS and basic authentication
 
@@ -3456,6 +3527,7 @@ def run_serve(report, args, binaries, testing_bpftrace):
              ("serve/promtool-accepts-every-kind", serve_promtool, True),
              ("serve/pages-and-10000-keys", serve_pages, True),
              ("serve/tool-by-name", serve_tool, True),
+             ("serve/losses-counted", serve_losses, True),
              ("serve/abuse-while-tracing", serve_abuse, True),
              ("serve/tls-basic-auth", serve_tls, True),
              ("serve/tls-client-certificates", serve_tls_client_certificates, False),

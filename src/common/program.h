@@ -80,6 +80,10 @@ struct seen_process {
 	char comm[16];
 };
 
+/* Ring-buffer records a program could not commit (the ring was full). */
+#define LOST_SLOT_EVENTS 0
+/* Map updates a full map refused. */
+#define LOST_SLOT_REFUSED 1
 /* exit()'s own path to the runtime, in the MAP_ROLE_LOST map: a control
  * record that a full ring buffer would drop must still end the run. */
 #define LOST_SLOT_EXIT 2

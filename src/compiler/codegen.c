@@ -156,7 +156,7 @@ void gen_map_update(struct codegen *gen, int map_id, int key_offset, int value_o
 	int result = gen_call_helper(gen, BPF_FUNC_map_update_elem, args, 4);
 	int stored = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, stored);
-	gen_count_lost(gen, 1);
+	gen_count_lost(gen, LOST_SLOT_REFUSED);
 	ir_label(&gen->fn, stored);
 }
 
@@ -376,7 +376,7 @@ void gen_send_record(struct codegen *gen, struct helper_arg record, int size)
 	int result = gen_output_record(gen, record, size);
 	int sent = ir_new_label(&gen->fn);
 	ir_jump_if_imm(&gen->fn, BPF_JEQ, result, 0, sent);
-	gen_count_lost(gen, 0);
+	gen_count_lost(gen, LOST_SLOT_EVENTS);
 	ir_label(&gen->fn, sent);
 }
 

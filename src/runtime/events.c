@@ -30,6 +30,7 @@
  * reader at the other end of a pipe, cheap when thousands arrive at once.
  */
 #include "runtime/load.h"
+#include "runtime/losses.h"
 #include "runtime/skipped.h"
 #include "runtime/symbols.h"
 
@@ -560,7 +561,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 	map = events_map(loop, program->lost_map_id);
 	if (map && map->fd >= 0) {
 		loop->lost_fd = map->fd;
-		loop->refused.slot = 1;
+		loop->refused.slot = LOST_SLOT_REFUSED;
 		loop->stacks.slot = LOST_SLOT_STACKS;
 		loop->lost_values = xcalloc((size_t)loop->cpu_count, sizeof(uint64_t));
 	}
@@ -616,10 +617,8 @@ static void events_report_loss(struct event_loop *loop, struct loss_report *repo
 
 	if (!at_exit && report->reported_ns && now - report->reported_ns < EVENTS_LOSS_REPORT_NS)
 		return;
-	if (bpf_map_lookup_elem(loop->lost_fd, &report->slot, loop->lost_values) != 0)
+	if (!lost_slot_total(loop->lost_fd, report->slot, loop->lost_values, loop->cpu_count, &total))
 		return;
-	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-		total += loop->lost_values[cpu];
 	bool stacks = report->slot == LOST_SLOT_STACKS;
 	const char *what = stacks ? "stacks" : "map updates";
 	if (total > report->reported) {
@@ -640,17 +639,6 @@ static void events_report_loss(struct event_loop *loop, struct loss_report *repo
 		fprintf(stderr, "Lost %llu %s in total\n", (unsigned long long)total, what);
 }
 
-/* The sum over CPUs of a slot of the .lost map; false if it cannot be read. */
-static bool events_slot_total(struct event_loop *loop, uint32_t key, uint64_t *total)
-{
-	*total = 0;
-	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
-		return false;
-	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-		*total += loop->lost_values[cpu];
-	return true;
-}
-
 /* Divisions by zero, counted per site by the programs: the first one at a
  * site is a located warning; at exit, a site that saw more says how many. */
 static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
@@ -664,7 +652,7 @@ static void events_check_zero_divisions(struct event_loop *loop, bool at_exit)
 		uint64_t total;
 		struct src_loc loc = program->zero_divisors.items[site];
 
-		if (!events_slot_total(loop, key, &total))
+		if (!lost_slot_total(loop->lost_fd, key, loop->lost_values, loop->cpu_count, &total))
 			continue;
 		if (total > 0 && loop->zero_divisions[site] == 0) {
 			fflush(loop->output.file);
@@ -724,7 +712,7 @@ static void events_check_helper_errors(struct event_loop *loop, bool at_exit)
 		uint32_t key = (uint32_t)(program->helper_slot_base + 2 * site);
 		uint64_t total;
 
-		if (!events_slot_total(loop, key, &total))
+		if (!lost_slot_total(loop->lost_fd, key, loop->lost_values, loop->cpu_count, &total))
 			continue;
 		if (total > 0 && loop->helper_errors[site] == 0) {
 			int64_t code = events_site_error(loop, key + 1);
@@ -763,7 +751,6 @@ static void events_check_helper_errors(struct event_loop *loop, bool at_exit)
 void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 {
 	uint64_t now = monotonic_ns();
-	uint32_t key = 0;
 	uint64_t total = 0;
 
 	skipped_runs_check(loop->skipped, at_exit, loop->output.file);
@@ -774,10 +761,9 @@ void event_loop_check_lost(struct event_loop *loop, bool at_exit)
 	loop->lost_checked_ns = now;
 	events_check_zero_divisions(loop, at_exit);
 	events_check_helper_errors(loop, at_exit);
-	if (bpf_map_lookup_elem(loop->lost_fd, &key, loop->lost_values) != 0)
+	if (!lost_slot_total(loop->lost_fd, LOST_SLOT_EVENTS, loop->lost_values, loop->cpu_count,
+			     &total))
 		return;
-	for (int cpu = 0; cpu < loop->cpu_count; cpu++)
-		total += loop->lost_values[cpu];
 	if (total > loop->lost_reported) {
 		fflush(loop->output.file);
 		print_lost(&loop->output, runtime_status_stream(loop->options, &loop->output),

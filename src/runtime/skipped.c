@@ -50,6 +50,7 @@ struct skipped_runs *skipped_runs_new(const struct program *program)
 struct skipped_id {
 	uint32_t id;
 	int probe;
+	uint64_t misses;    /* recursion_misses when the ids were read */
 };
 
 static int skipped_id_compare(const void *pa, const void *pb)
@@ -61,6 +62,23 @@ static int skipped_id_compare(const void *pa, const void *pb)
 	return a->probe - b->probe;
 }
 
+/* The loaded programs of program's probes, sorted by id (probes with the
+ * same code share one): how many, into ids (room for every probe). */
+static int skipped_program_ids(const struct program *program, struct skipped_id *ids)
+{
+	int count = 0;
+
+	for (int i = 0; i < program->probes.count; i++) {
+		const struct probe_program *probe = &program->probes.items[i];
+		struct bpf_prog_info info;
+
+		if (probe->role == PROBE_ROLE_NORMAL && skipped_info(probe->prog_fd, &info))
+			ids[count++] = (struct skipped_id){ info.id, i, info.recursion_misses };
+	}
+	qsort(ids, (size_t)count, sizeof(*ids), skipped_id_compare);
+	return count;
+}
+
 /* At the first check, not at start (where it would delay attaching): which
  * probes to read. Probes with the same code share one loaded program and
  * its count, read through the first of them. The programs were loaded
@@ -69,20 +87,25 @@ static void skipped_find_programs(struct skipped_runs *runs)
 {
 	const struct program *program = runs->program;
 	struct skipped_id *ids = xcalloc((size_t)program->probes.count + 1, sizeof(*ids));
-	int count = 0;
+	int count = skipped_program_ids(program, ids);
 
-	for (int i = 0; i < program->probes.count; i++) {
-		const struct probe_program *probe = &program->probes.items[i];
-		struct bpf_prog_info info;
-
-		if (probe->role == PROBE_ROLE_NORMAL && skipped_info(probe->prog_fd, &info))
-			ids[count++] = (struct skipped_id){ info.id, i };
-	}
-	qsort(ids, (size_t)count, sizeof(*ids), skipped_id_compare);
 	for (int i = 0; i < count; i++)
 		runs->tracked[ids[i].probe] = i == 0 || ids[i].id != ids[i - 1].id;
 	free(ids);
 	runs->found = true;
+}
+
+uint64_t skipped_runs_total(const struct program *program)
+{
+	struct skipped_id *ids = xcalloc((size_t)program->probes.count + 1, sizeof(*ids));
+	int count = skipped_program_ids(program, ids);
+	uint64_t total = 0;
+
+	for (int i = 0; i < count; i++)
+		if (i == 0 || ids[i].id != ids[i - 1].id)
+			total += ids[i].misses;
+	free(ids);
+	return total;
 }
 
 void skipped_runs_free(struct skipped_runs *runs)

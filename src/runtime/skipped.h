@@ -13,6 +13,7 @@
 #define SONDE_SKIPPED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct program;
@@ -29,5 +30,9 @@ void skipped_runs_free(struct skipped_runs *runs);
  * took several lines. out is flushed first so the line lands after the
  * output it follows. */
 void skipped_runs_check(struct skipped_runs *runs, bool at_exit, FILE *out);
+
+/* The runs the kernel skipped so far in program's probes, read now, each
+ * loaded program counted once (sonde serve's counter). */
+uint64_t skipped_runs_total(const struct program *program);
 
 #endif

@@ -25,6 +25,12 @@
  * _sum is exact: serve compiles hist/lhist maps with a per-bucket sum of
  * the values (compile_options.hist_sums).
  *
+ * After the maps come sonde's own counters of what was lost (losses.h):
+ * sonde_lost_events_total, sonde_lost_map_updates_total,
+ * sonde_lost_stacks_total and sonde_lost_probe_runs_total, the same for a
+ * tool, so that one alert rule serves every target. A map whose family
+ * would write one of their series is refused before serving.
+ *
  * Which family a map becomes and how its samples are written is its
  * aggregation's record's to say (metric_type and put_metrics,
  * aggregations/); this file names families and labels, and holds the
@@ -36,10 +42,12 @@
 #include "serve/metrics.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "aggregations/aggregation.h"
+#include "runtime/losses.h"
 #include "runtime/snapshot.h"
 
 const struct metric_type metric_counter = { "counter", { "", "_total" } };
@@ -59,8 +67,27 @@ struct family {
 };
 
 struct metrics {
+	const struct program *program;
 	VEC(struct family) families;
 };
+
+/* sonde's own counters: a family each, one sample (name_total) */
+static const struct {
+	const char *name;
+	const char *help;
+	size_t offset;          /* of the count in struct losses */
+} metrics_losses[] = {
+	{ "sonde_lost_events", "Events the probes could not send to sonde: the ring buffer was full",
+	  offsetof(struct losses, events) },
+	{ "sonde_lost_map_updates", "Map updates refused because the map was full",
+	  offsetof(struct losses, map_updates) },
+	{ "sonde_lost_stacks", "Stacks the stack map could not take",
+	  offsetof(struct losses, stacks) },
+	{ "sonde_lost_probe_runs",
+	  "Probe runs the kernel skipped while another BPF program was running on the same CPU",
+	  offsetof(struct losses, probe_runs) },
+};
+#define METRICS_LOSSES (int)(sizeof(metrics_losses) / sizeof(metrics_losses[0]))
 
 static bool metrics_valid_label(const char *name)
 {
@@ -229,21 +256,33 @@ static int metrics_sample_names(const struct family *family, char **names)
 static int metrics_check_clashes(const struct metrics *metrics, char **error)
 {
 	VEC(char *) names = { 0 };
-	VEC(int) owners = { 0 };
+	VEC(int) owners = { 0 };    /* a family, or -1 - i for metrics_losses[i] */
 	int status = 0;
 
+	for (int i = 0; i < METRICS_LOSSES; i++) {
+		vec_push(&names, xstrdup(metrics_losses[i].name));
+		vec_push(&owners, -1 - i);
+		vec_push(&names, xasprintf("%s_total", metrics_losses[i].name));
+		vec_push(&owners, -1 - i);
+	}
 	for (int f = 0; f < metrics->families.count; f++) {
 		char *mine[5];
 		int count = metrics_sample_names(&metrics->families.items[f], mine);
 		for (int i = 0; i < count; i++) {
 			for (int j = 0; j < names.count && status == 0; j++) {
-				if (owners.items[j] != f && strcmp(names.items[j], mine[i]) == 0) {
-					*error = xasprintf("%s and %s would both write the series %s: rename "
-							   "one of the maps",
-							   metrics->families.items[owners.items[j]].map->name,
+				int owner = owners.items[j];
+				if (owner == f || strcmp(names.items[j], mine[i]) != 0)
+					continue;
+				if (owner < 0)
+					*error = xasprintf("%s would write the series %s, which is sonde's "
+							   "own count of what was lost: rename the map",
 							   metrics->families.items[f].map->name, mine[i]);
-					status = -EINVAL;
-				}
+				else
+					*error = xasprintf("%s and %s would both write the series %s: "
+							   "rename one of the maps",
+							   metrics->families.items[owner].map->name,
+							   metrics->families.items[f].map->name, mine[i]);
+				status = -EINVAL;
 			}
 			vec_push(&names, mine[i]);
 			vec_push(&owners, f);
@@ -271,6 +310,7 @@ int metrics_new(const struct program *program, const struct serve_options *optio
 	int count = 0, status = 0;
 
 	*out = NULL;
+	metrics->program = program;
 	for (int i = 0; i < program->maps.count; i++)
 		if (program->maps.items[i].role == MAP_ROLE_USER)
 			maps[count++] = &program->maps.items[i];
@@ -450,11 +490,9 @@ static void metrics_put_sample(struct metric_writer *out, const char *suffix, co
 		strbuf_printf(sb, " %llu\n", (unsigned long long)value);
 }
 
-static void metrics_put_header(struct metric_writer *out, const char *suffix, const char *help,
-			       const char *type)
+static void metrics_put_header(struct metric_writer *out, const char *name, const char *suffix,
+			       const char *help, const char *type)
 {
-	const char *name = out->family->name;
-
 	/* OpenMetrics names the family (sonde_x); the text format names
 	 * counters by their samples (sonde_x_total) */
 	if (out->openmetrics) {
@@ -502,7 +540,7 @@ void metrics_put_numbers(struct metric_writer *out, const struct map_snapshot *s
 	struct metrics_entry *entries = metrics_sorted_entries(out, snap);
 	bool counter = family->type == &metric_counter;
 
-	metrics_put_header(out, "", family->help, family->type->name);
+	metrics_put_header(out, family->name, "", family->help, family->type->name);
 	for (int i = 0; i < snap->count; i++) {
 		metrics_set_key(out, entries[i].key);
 		metrics_put_sample(out, counter ? "_total" : "", NULL,
@@ -518,7 +556,7 @@ void metrics_put_summaries(struct metric_writer *out, const struct map_snapshot 
 	struct metrics_entry *entries = metrics_sorted_entries(out, snap);
 	char *help = xasprintf("%s, its average", family->help);
 
-	metrics_put_header(out, "", family->help, "summary");
+	metrics_put_header(out, family->name, "", family->help, "summary");
 	for (int i = 0; i < snap->count; i++) {
 		metrics_set_key(out, entries[i].key);
 		metrics_put_sample(out, "_count", NULL, aggregation_fold_sum(snap, entries[i].value, 1),
@@ -527,7 +565,7 @@ void metrics_put_summaries(struct metric_writer *out, const struct map_snapshot 
 				   type->is_signed);
 	}
 	/* the average is a gauge family of its own, after the summary's samples */
-	metrics_put_header(out, "_avg", help, "gauge");
+	metrics_put_header(out, family->name, "_avg", help, "gauge");
 	for (int i = 0; i < snap->count; i++) {
 		metrics_set_key(out, entries[i].key);
 		metrics_put_sample(out, "_avg", NULL, snapshot_fold(snap, type, entries[i].value),
@@ -549,7 +587,7 @@ void metrics_put_histograms(struct metric_writer *out, const struct map_snapshot
 	struct strbuf bound;
 
 	strbuf_init(&bound);
-	metrics_put_header(out, "", family->help, "histogram");
+	metrics_put_header(out, family->name, "", family->help, "histogram");
 	for (int g = 0; g < group_count; g++) {
 		const struct print_entry *group = &groups[g];
 		int last = -1;
@@ -599,6 +637,16 @@ int metrics_render(const struct metrics *metrics, struct strbuf *out, bool openm
 		writer.family = family;
 		family->put_metrics(&writer, &snap);
 		snapshot_free(&snap);
+	}
+	struct losses losses;
+	losses_read(metrics->program, &losses);
+	for (int i = 0; i < METRICS_LOSSES; i++) {
+		uint64_t count;
+		memcpy(&count, (const char *)&losses + metrics_losses[i].offset, sizeof(count));
+		metrics_put_header(&writer, metrics_losses[i].name, "", metrics_losses[i].help,
+				   "counter");
+		strbuf_printf(out, "%s_total %llu\n", metrics_losses[i].name,
+			      (unsigned long long)count);
 	}
 	strbuf_free(&writer.labels);
 	strbuf_free(&writer.scratch);
