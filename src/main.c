@@ -105,7 +105,8 @@ static const char usage_text[] =
 	"\n"
 	"Compiles a bpftrace program to BPF and runs it. Arguments after the\n"
 	"program are its positional parameters $1..$N; after \"--\", those of the\n"
-	"form --NAME[=VALUE] are named arguments, read by getopt(\"NAME\"[, default]).\n"
+	"form --NAME[=VALUE] are named arguments, read by getopt(\"NAME\"[, default]);\n"
+	"-- --help lists those the program reads.\n"
 	"\n"
 	"options:\n"
 	"  -e PROGRAM     run this program\n"
@@ -741,6 +742,39 @@ static int list_probes(const char *pattern, pid_t pid, bool verbose)
 }
 
 /* -l with a program: the probes it would attach. */
+/* --name=KIND, or --name[=BOOL] for a flag (a bare --name sets it). */
+static char *program_option_spelling(const struct program_option *option)
+{
+	bool flag = strcmp(option->kind, "BOOL") == 0;
+	return xasprintf(flag ? "--%s[=%s]" : "--%s=%s", option->name, option->kind);
+}
+
+/* `-- --help`: the named arguments the program reads with getopt(). */
+static void print_program_options(const struct program *program)
+{
+	int width = 0;
+
+	if (program->options.count == 0) {
+		printf("The program reads no named options (it has no getopt()).\n");
+		return;
+	}
+	for (int i = 0; i < program->options.count; i++) {
+		char *spelling = program_option_spelling(&program->options.items[i]);
+		if ((int)strlen(spelling) > width)
+			width = (int)strlen(spelling);
+		free(spelling);
+	}
+	printf("Named options of the program (given after --):\n");
+	for (int i = 0; i < program->options.count; i++) {
+		const struct program_option *option = &program->options.items[i];
+		char *spelling = program_option_spelling(option);
+		printf("  %-*s  %s%s(default %s)\n", width, spelling,
+		       option->description ? option->description : "",
+		       option->description ? " " : "", option->fallback);
+		free(spelling);
+	}
+}
+
 static void list_program_probes(const struct program *program)
 {
 	for (int i = 0; i < program->probes.count; i++) {
@@ -1163,12 +1197,30 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 		abandon_child(child_pid, release_fd);
 		goto done;
 	}
+	bool wants_help = false;
 	for (int i = 0; i < cli.named_count; i++) {
 		if (compile_options.named_used[i])
 			continue;
+		if (strcmp(cli.named[i], "help") == 0) {
+			wants_help = true;
+			continue;
+		}
+		struct strbuf known;
+		strbuf_init(&known);
+		for (int k = 0; k < program.options.count; k++)
+			strbuf_printf(&known, "%s--%s", k ? ", " : "", program.options.items[k].name);
 		fprintf(stderr, "sonde: unexpected program option '--%.*s': no getopt() in the program "
-			"reads it\n", (int)strcspn(cli.named[i], "="), cli.named[i]);
+			"reads it (%s%s)\n", (int)strcspn(cli.named[i], "="), cli.named[i],
+			known.length ? "it reads " : "it reads no named options",
+			known.length ? known.data : "");
+		strbuf_free(&known);
 		abandon_child(child_pid, release_fd);
+		goto done;
+	}
+	if (wants_help) {
+		print_program_options(&program);
+		abandon_child(child_pid, release_fd);
+		status = 0;
 		goto done;
 	}
 	if (cli.list) {

@@ -59,6 +59,14 @@ void program_free(struct program *program)
 	free(program->probes.items);
 	/* the points themselves belong to their providers: compile_free */
 	free(program->points.items);
+	for (int i = 0; i < program->options.count; i++) {
+		free(program->options.items[i].name);
+		free(program->options.items[i].fallback);
+		free(program->options.items[i].description);
+	}
+	free(program->options.items);
+	program->options.items = NULL;
+	program->options.count = 0;
 	free(program->zero_divisors.items);
 	program->zero_divisors.items = NULL;
 	program->zero_divisors.count = 0;

@@ -244,9 +244,18 @@ struct program_settings {
 	uint32_t max_cat_bytes;     /* 0 = not set */
 };
 
+/* A named argument the program reads with getopt(): what `-- --help` lists. */
+struct program_option {
+	char *name;
+	const char *kind;           /* "BOOL", "INTEGER" or "STRING" */
+	char *fallback;             /* the default as typed: false, 3, "def" */
+	char *description;          /* getopt()'s third argument; NULL when not given */
+};
+
 struct program {
 	struct source source;
 	struct program_settings settings;
+	VEC(struct program_option) options; /* each getopt() name once, in order of first use */
 	VEC(struct map_desc) maps;
 	VEC(struct event_desc) events;
 	VEC(struct probe_program) probes;

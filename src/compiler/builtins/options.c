@@ -3,8 +3,10 @@
  * getopt("name"[, default[, "description"]]) is current bpftrace's named
  * argument: the value of --name or --name=VALUE given after the program
  * (after "--"), or the default. Like a positional parameter it is a
- * compile-time constant. The description (bpftrace's third argument) is
- * checked to be a string literal and otherwise unused.
+ * compile-time constant. Each name is recorded once in program->options
+ * with its default and description (bpftrace's third argument), for the
+ * listing `-- --help` prints; every getopt() of one name must give the same
+ * default, as in bpftrace.
  */
 #include "family.h"
 
@@ -38,6 +40,45 @@ static enum getopt_kind getopt_kind(const struct node *call)
 	return fallback->kind == NODE_STRING ? GETOPT_STRING : GETOPT_INT;
 }
 
+/* Records the option the first time its name is read; a later getopt() of
+ * the name must give the same default. false after reporting that it does not. */
+static bool note_option(struct sema *sema, const struct node *call, enum getopt_kind kind)
+{
+	const struct node *name = call->args, *fallback = name->next;
+	const struct node *description = fallback ? fallback->next : NULL;
+	static const char *const kinds[] = { "BOOL", "INTEGER", "STRING" };
+	char *text;
+
+	if (kind == GETOPT_STRING)
+		text = xasprintf("\"%s\"", fallback->string_value);
+	else if (kind == GETOPT_BOOL)
+		text = xstrdup(fallback && fallback->const_value ? "true" : "false");
+	else
+		text = xasprintf("%lld", (long long)fallback->const_value);
+	for (int i = 0; i < sema->program->options.count; i++) {
+		struct program_option *known = &sema->program->options.items[i];
+		if (strcmp(known->name, name->string_value) != 0)
+			continue;
+		bool same = strcmp(known->kind, kinds[kind]) == 0 && strcmp(known->fallback, text) == 0;
+		if (!same)
+			sema_error(sema, call->loc, "getopt(\"%s\") has the default %s here but %s "
+				   "where the program first reads it: give every use the same default",
+				   known->name, text, known->fallback);
+		if (!known->description && description)
+			known->description = xstrdup(description->string_value);
+		free(text);
+		return same;
+	}
+	struct program_option option = {
+		.name = xstrdup(name->string_value),
+		.kind = kinds[kind],
+		.fallback = text,
+		.description = description ? xstrdup(description->string_value) : NULL,
+	};
+	vec_push(&sema->program->options, option);
+	return true;
+}
+
 static void check_getopt(struct sema *sema, struct node *call)
 {
 	struct node *name = call->args, *fallback = name->next;
@@ -64,6 +105,8 @@ static void check_getopt(struct sema *sema, struct node *call)
 	const char *option = name->string_value;
 	const char *text = named_value(sema->options, option);
 	enum getopt_kind kind = getopt_kind(call);
+	if (!note_option(sema, call, kind))
+		return;
 	if (kind == GETOPT_STRING) {
 		if (!text)
 			text = fallback->string_value;
