@@ -65,8 +65,20 @@ static const struct setting settings_table[] = {
 	  "sonde reads no kernel headers" },
 	{ "debug_output", SETTING_UNUSED, NULL, { "BPFTRACE_DEBUG_OUTPUT" },
 	  "sonde has no debug output stream; -d prints the program" },
+	/* current bpftrace's gates on its unstable features: sonde's versions of
+	 * those it has need none, and the others are errors where used */
 	{ "unstable_macro", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_MACRO" },
 	  "macros need no flag (current bpftrace deprecated it too)" },
+	{ "unstable_map_decl", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_MAP_DECL" },
+	  "map declarations need no flag" },
+	{ "unstable_tseries", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_TSERIES" },
+	  "tseries() needs no flag" },
+	{ "unstable_import", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_IMPORT" },
+	  "sonde has no import statement" },
+	{ "unstable_addr", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_ADDR" },
+	  "sonde has no address-of operator" },
+	{ "unstable_typeinfo", SETTING_UNUSED, NULL, { "BPFTRACE_UNSTABLE_TYPEINFO" },
+	  "sonde has no typeinfo()" },
 };
 
 #define SETTINGS_COUNT (sizeof(settings_table) / sizeof(settings_table[0]))
