@@ -866,22 +866,21 @@ static struct node *parse_inner_block(struct parser *p, const char *what)
 	return list;
 }
 
-/* condition := '(' expression ')' */
+/* condition := expression: bpftrace 0.17 wrote it in parentheses, which are
+ * then the expression's own; current bpftrace also takes `if c { }`. */
 static struct node *parse_condition(struct parser *p, const char *keyword)
 {
-	char what[64];
-	struct node *cond;
+	if (p->tok.kind == TOK_LBRACE) {
+		char what[64];
 
-	snprintf(what, sizeof(what), "'(' after '%s'", keyword);
-	parse_expect(p, TOK_LPAREN, what);
-	cond = parse_expression(p);
-	snprintf(what, sizeof(what), "')' after %s condition", keyword);
-	parse_expect(p, TOK_RPAREN, what);
-	return cond;
+		snprintf(what, sizeof(what), "a condition after '%s'", keyword);
+		parse_fail_expected(p, what);
+	}
+	return parse_expression(p);
 }
 
 /*
- * if := 'if' '(' expression ')' block [ 'else' ( if | block ) ]
+ * if := 'if' condition block [ 'else' ( if | block ) ]
  *
  * `else if` chains are built iteratively, each if hanging from the
  * previous one's els, so a long chain does not recurse.
@@ -913,7 +912,7 @@ static struct node *parse_if(struct parser *p)
 	return first;
 }
 
-/* while := 'while' '(' expression ')' block */
+/* while := 'while' condition block */
 static struct node *parse_while(struct parser *p)
 {
 	struct token keyword = parse_advance(p);

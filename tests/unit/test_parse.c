@@ -1014,16 +1014,21 @@ static const struct parse_case parse_error_cases[] = {
 	  "stdin:1:13: error: cannot assign to this expression: the left side of '+=' must be a $variable or @map\n"
 	  "BEGIN { f() += 1; }\n"
 	  "            ^~\n" },
-	{ "if_without_paren",
-	  "BEGIN { if x { } }",
-	  "stdin:1:12: error: expected '(' after 'if', found identifier 'x'\n"
-	  "BEGIN { if x { } }\n"
+	{ "if_without_condition",
+	  "BEGIN { if { } }",
+	  "stdin:1:12: error: expected a condition after 'if', found '{'\n"
+	  "BEGIN { if { } }\n"
 	  "           ^\n" },
+	{ "while_without_condition",
+	  "BEGIN { while { } }",
+	  "stdin:1:15: error: expected a condition after 'while', found '{'\n"
+	  "BEGIN { while { } }\n"
+	  "              ^\n" },
 	{ "if_without_block",
-	  "BEGIN { if (x) print(1); }",
-	  "stdin:1:16: error: expected '{' after if condition, found identifier 'print'\n"
-	  "BEGIN { if (x) print(1); }\n"
-	  "               ^~~~~\n" },
+	  "BEGIN { if ($x) print(1); }",
+	  "stdin:1:17: error: expected '{' after if condition, found identifier 'print'\n"
+	  "BEGIN { if ($x) print(1); }\n"
+	  "                ^~~~~\n" },
 	{ "else_without_block",
 	  "BEGIN { if (x) { } else print(1); }",
 	  "stdin:1:25: error: expected '{' or 'if' after 'else', found identifier 'print'\n"
