@@ -856,6 +856,12 @@ static void check_assign(struct sema *sema, struct node *node)
 				 "one of its fields", type_name(value));
 			return;
 		}
+		/* $t = curtask: the variable holds the pointer curtask reads
+		 * through, so $t->pid and $t + 1 mean what they mean on curtask
+		 * (as in bpftrace, where curtask is a struct task_struct *) */
+		if (node->rhs->kind == NODE_BUILTIN && node->rhs->variable &&
+		    node->rhs->variable->points_to && node->rhs->variable->points_to())
+			value = node->rhs->type = node->rhs->variable->points_to();
 		sema_var_assign(sema, target, value);
 		return;
 	}
