@@ -1,5 +1,6 @@
 /*
- * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), signals sent to the current process,
+ * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), which address
+ * space an address belongs to (kptr, uptr), signals sent to the current process,
  * integers the kernel numbers (syscalls, signals, errnos, softirqs, cgroups) printed as names or
  * text, and the number of CPUs.
  */
@@ -45,6 +46,36 @@ static void check_kaddr(struct sema *sema, struct node *call)
 	call->is_constant = true;
 	call->const_value = address;
 }
+
+/* kptr(x) and uptr(x): x, marked as an address in the kernel's or in the
+ * traced process's memory, so that what reads through it (fields, *p, str,
+ * buf, macaddr) uses probe_read_kernel or probe_read_user. A pointer gets a
+ * pointer type of that space; an integer stays an integer (it prints as a
+ * number, as in bpftrace), marked when it is a user address. */
+static void check_address_space(struct sema *sema, struct node *call, bool is_user)
+{
+	struct node *arg = call->args;
+	sema_check_expr(sema, arg);
+	call->type = type_none();
+	struct type *type = arg->type;
+	if (!type || type->kind == TYPE_NONE)
+		return;
+	if (type->kind == TYPE_POINTER) {
+		call->type = type_pointer(type->pointee, is_user);
+	} else if (type->kind == TYPE_INT) {
+		struct type *marked = type_new(TYPE_INT);
+		*marked = *type;
+		marked->is_user_pointer = is_user;
+		call->type = marked;
+	} else {
+		sema_error(sema, arg->loc, "%s() needs an integer or a pointer, not %s", call->name,
+			   type_name(type));
+	}
+}
+
+static void check_kptr(struct sema *sema, struct node *call) { check_address_space(sema, call, false); }
+
+static void check_uptr(struct sema *sema, struct node *call) { check_address_space(sema, call, true); }
 
 /* syscall_name(n) and friends: the integer itself, typed to print as a name. */
 static void check_named_int(struct sema *sema, struct node *call, const struct int_names *names)
@@ -182,6 +213,10 @@ static struct value generate_strerror(struct codegen *gen, struct node *call) { 
 
 static struct value generate_cgroup_path(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
+static struct value generate_kptr(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_uptr(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
 /* ncpus: the CPUs the kernel could bring up (possible CPUs), fixed at compile time */
 static struct value generate_ncpus(struct codegen *gen, struct node *node)
 {
@@ -214,6 +249,8 @@ const struct variable_def variables_kernel[] = {
 
 const struct function_def builtins_kernel[] = {
 	{ FUNCTION(kaddr, 1, 1) },
+	{ FUNCTION(kptr, 1, 1) },
+	{ FUNCTION(uptr, 1, 1) },
 	{ FUNCTION(percpu_kaddr, 1, 2) },
 	{ FUNCTION(signal, 1, 1), .needs_unsafe = true },
 	{ FUNCTION(syscall_name, 1, 1) },
