@@ -1,10 +1,12 @@
 /*
  * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), which address
- * space an address belongs to (kptr, uptr), signals sent to the current process,
+ * space an address belongs to (kptr, uptr), cgroup ids of paths, signals sent to the current process,
  * integers the kernel numbers (syscalls, signals, errnos, softirqs, cgroups) printed as names or
  * text, and the number of CPUs.
  */
 #include "family.h"
+
+#include "../../kernel/cgroup.h"
 
 static void check_signal(struct sema *sema, struct node *call)
 {
@@ -45,6 +47,28 @@ static void check_kaddr(struct sema *sema, struct node *call)
 	}
 	call->is_constant = true;
 	call->const_value = address;
+}
+
+/* cgroupid("/sys/fs/cgroup/..."): the id of that cgroup v2 directory, which
+ * `cgroup` gives for a task inside it, resolved at compile time */
+static void check_cgroupid(struct sema *sema, struct node *call)
+{
+	struct node *path = call->args;
+	call->type = type_int(8, false);
+	if (path->kind != NODE_STRING) {
+		sema_error(sema, path->loc, "cgroupid() needs a path as a string literal");
+		return;
+	}
+	uint64_t id = 0;
+	int found = cgroup_id_of_path(path->string_value, &id);
+	if (found < 0) {
+		sema_error(sema, path->loc, "cgroupid(): '%s' is not a cgroup v2 directory (%s)",
+			   path->string_value,
+			   found == -EMEDIUMTYPE ? "not on a cgroup2 file system" : strerror(-found));
+		return;
+	}
+	call->is_constant = true;
+	call->const_value = id;
 }
 
 /* kptr(x) and uptr(x): x, marked as an address in the kernel's or in the
@@ -186,7 +210,8 @@ static struct value generate_percpu_kaddr(struct codegen *gen, struct node *call
 	return value_reg(gen_call_helper(gen, BPF_FUNC_per_cpu_ptr, args, 2), call->type);
 }
 
-static struct value generate_kaddr(struct codegen *gen, struct node *call)
+/* kaddr() and cgroupid(): the value found at compile time */
+static struct value generate_constant(struct codegen *gen, struct node *call)
 {
 	return value_reg(gen_const_reg(gen, (int64_t)call->const_value), call->type);
 }
@@ -248,7 +273,8 @@ const struct variable_def variables_kernel[] = {
 };
 
 const struct function_def builtins_kernel[] = {
-	{ FUNCTION(kaddr, 1, 1) },
+	{ .name = "kaddr", .min_args = 1, .max_args = 1, .check = check_kaddr,
+	  .generate = generate_constant },
 	{ FUNCTION(kptr, 1, 1) },
 	{ FUNCTION(uptr, 1, 1) },
 	{ FUNCTION(percpu_kaddr, 1, 2) },
@@ -259,5 +285,7 @@ const struct function_def builtins_kernel[] = {
 	{ FUNCTION(softirq_name, 1, 1) },
 	{ FUNCTION(strerror, 1, 1) },
 	{ FUNCTION(cgroup_path, 1, 2) },
+	{ .name = "cgroupid", .min_args = 1, .max_args = 1, .check = check_cgroupid,
+	  .generate = generate_constant },
 	{ 0 },
 };
