@@ -80,6 +80,17 @@ static const char *names_strerror(const struct int_names *names, int64_t value, 
 	return buf;
 }
 
+/* Six bytes, the first in the lowest, as a MAC address: "DE:AD:BE:EF:0A:0B"
+ * (upper case, as bpftrace's macaddr()) */
+static const char *names_macaddr(const struct int_names *names, int64_t value, char *buf, size_t size)
+{
+	uint64_t bytes = (uint64_t)value;
+	snprintf(buf, size, "%02X:%02X:%02X:%02X:%02X:%02X", (unsigned)(bytes & 0xff),
+		 (unsigned)(bytes >> 8 & 0xff), (unsigned)(bytes >> 16 & 0xff), (unsigned)(bytes >> 24 & 0xff),
+		 (unsigned)(bytes >> 32 & 0xff), (unsigned)(bytes >> 40 & 0xff));
+	return buf;
+}
+
 /* The user name of a uid, looked up when printed; the number when there is none. */
 static const char *names_username(const struct int_names *names, int64_t value, char *buf, size_t size)
 {
@@ -234,3 +245,4 @@ const struct int_names int_names_softirq = { .what = "softirq", .name = names_so
 const struct int_names int_names_strerror = { .what = "strerror", .name = names_strerror };
 const struct int_names int_names_username = { .what = "username", .name = names_username };
 const struct int_names int_names_cgroup_path = { .what = "cgroup_path", .name = names_cgroup_path };
+const struct int_names int_names_macaddr = { .what = "macaddr", .name = names_macaddr };

@@ -1,6 +1,7 @@
 /*
  * Integers that print as names: syscall_name(n), signal_name(n),
- * errno_name(n), softirq_name(n), strerror(n), username, cgroup_path(id).
+ * errno_name(n), softirq_name(n), strerror(n), username, cgroup_path(id),
+ * macaddr(p).
  * The value stays an integer in the kernel
  * (a map key, a comparison); only the printers turn it into text, through
  * the table its type carries (struct type.int_names). Unknown values print
@@ -28,6 +29,8 @@ extern const struct int_names int_names_username; /* "root": the uid's user name
 /* "unified:/user.slice,...": the cgroup (v2 id) found in the hierarchies
  * under /sys/fs/cgroup, as bpftrace's cgroup_path(); copy it to set a pattern */
 extern const struct int_names int_names_cgroup_path;
+/* "DE:AD:BE:EF:0A:0B": six bytes held in an integer, the first in the lowest */
+extern const struct int_names int_names_macaddr;
 
 /* The x86-64 number of the syscall called name ("openat"), or -1. */
 int syscall_number_of(const char *name);

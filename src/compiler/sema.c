@@ -1116,8 +1116,12 @@ static int expand_probe(struct sema *sema, struct probe_info *probe)
 		}
 		const struct provider *provider = provider_lookup(spec->provider_name);
 		if (!provider) {
-			diag_error(sema->diag, spec_node->loc, "unknown probe type '%s' in '%s'",
-				   spec->provider_name, spec_node->name);
+			const char *reason = provider_unsupported_reason(spec->provider_name);
+			if (reason)
+				diag_error(sema->diag, spec_node->loc, "%s", reason);
+			else
+				diag_error(sema->diag, spec_node->loc, "unknown probe type '%s' in '%s'",
+					   spec->provider_name, spec_node->name);
 			probe_spec_free(spec);
 			return -1;
 		}

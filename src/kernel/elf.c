@@ -425,19 +425,32 @@ static void elf_read_segments(struct elf_object *object)
 	}
 }
 
-int elf_object_address_to_offset(struct elf_object *object, uint64_t address, uint64_t *offset)
+/* Through the loadable segments: a link-time address to the file offset
+ * that holds it, or (to_address) an offset to its address. */
+static int segment_translate(struct elf_object *object, uint64_t from, bool to_address, uint64_t *to)
 {
 	if (object->segment_count < 0)
 		elf_read_segments(object);
 	for (int i = 0; i < object->segment_count; i++) {
 		const struct elf_segment *segment = &object->segments[i];
+		uint64_t start = to_address ? segment->offset : segment->address;
 
-		if (address >= segment->address && address - segment->address < segment->size) {
-			*offset = address - segment->address + segment->offset;
+		if (from >= start && from - start < segment->size) {
+			*to = from - start + (to_address ? segment->address : segment->offset);
 			return 0;
 		}
 	}
 	return -ENOENT;
+}
+
+int elf_object_address_to_offset(struct elf_object *object, uint64_t address, uint64_t *offset)
+{
+	return segment_translate(object, address, false, offset);
+}
+
+int elf_object_offset_to_address(struct elf_object *object, uint64_t offset, uint64_t *address)
+{
+	return segment_translate(object, offset, true, address);
 }
 
 bool elf_object_address_is_code(const struct elf_object *object, uint64_t address)

@@ -87,6 +87,9 @@ int elf_object_find_symbol(struct elf_object *object, const char *name, struct e
 /* Converts a link-time virtual address to the file offset that holds it,
  * through the PT_LOAD program headers. 0 or -ENOENT when no segment maps it. */
 int elf_object_address_to_offset(struct elf_object *object, uint64_t address, uint64_t *offset);
+/* The other way: the link-time address a loadable segment maps the byte
+ * at file offset to. 0 or -ENOENT. */
+int elf_object_offset_to_address(struct elf_object *object, uint64_t offset, uint64_t *address);
 /* Whether address is in an executable segment's file-backed part. */
 bool elf_object_address_is_code(const struct elf_object *object, uint64_t address);
 /* Appends the object's USDT probes (none: returns 0 with nothing added). */

@@ -198,6 +198,9 @@ struct provider {
 
 /* Finds a provider by canonical name or alias; NULL if none. */
 const struct provider *provider_lookup(const char *name);
+/* For a probe type bpftrace has and sonde does not (watchpoint, iter...):
+ * a sentence saying so and why; NULL for any other name. */
+const char *provider_unsupported_reason(const char *name);
 /* NULL-terminated table of all providers, in -l order. */
 extern const struct provider *const provider_table[];
 

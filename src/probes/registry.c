@@ -67,6 +67,30 @@ const struct provider *provider_lookup(const char *name)
 	return NULL;
 }
 
+/* Probe types of bpftrace that sonde does not offer, with the reason, so
+ * that a script using one is told so rather than that it misspelt a type. */
+static const struct {
+	const char *names[3];
+	const char *reason;
+} unsupported_types[] = {
+	{ { "watchpoint", "w", NULL }, "watchpoint probes are not supported by sonde: they need hardware "
+	  "breakpoint perf events on the traced process's memory, and sonde has no provider for them" },
+	{ { "asyncwatchpoint", "aw", NULL }, "asyncwatchpoint probes are not supported by sonde: they need "
+	  "hardware breakpoint perf events on the traced process's memory, and sonde has no provider "
+	  "for them" },
+	{ { "iter", "it", NULL }, "iter probes are not supported by sonde: it has no provider for BPF "
+	  "iterators (BPF_TRACE_ITER programs)" },
+};
+
+const char *provider_unsupported_reason(const char *name)
+{
+	for (size_t i = 0; i < sizeof(unsupported_types) / sizeof(unsupported_types[0]); i++)
+		for (int k = 0; k < 3 && unsupported_types[i].names[k]; k++)
+			if (strcmp(unsupported_types[i].names[k], name) == 0)
+				return unsupported_types[i].reason;
+	return NULL;
+}
+
 /* The next ':' outside double quotes, or NULL. */
 static const char *spec_next_colon(const char *text)
 {

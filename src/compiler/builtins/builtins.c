@@ -17,6 +17,8 @@ static const struct function_def *const families[] = {
 	builtins_kernel,
 	builtins_tool_output,
 	builtins_options,
+	builtins_context,
+	builtins_unsupported,
 };
 
 const struct function_def *function_lookup(const char *name)

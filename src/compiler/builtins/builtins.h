@@ -56,6 +56,8 @@ extern const struct function_def builtins_stacks[];
 extern const struct function_def builtins_kernel[];
 extern const struct function_def builtins_tool_output[];
 extern const struct function_def builtins_options[];
+extern const struct function_def builtins_context[];
+extern const struct function_def builtins_unsupported[];
 
 /* NULL when name is not a builtin function. */
 const struct function_def *function_lookup(const char *name);

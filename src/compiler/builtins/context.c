@@ -1,9 +1,10 @@
 /*
- * Builtin variables, family: the probe's context. `args` (a tracepoint's
- * record, a function's typed arguments), arg0..arg15, retval, the names
- * `probe` and `func`, the context pointer `ctx` and `usermode`. Where each
- * argument lives is the provider's answer (probe_point: args_access,
- * arg_locations); these read it from there.
+ * Builtin variables and functions, family: the probe's context. `args` (a
+ * tracepoint's record, a function's typed arguments), arg0..arg15, retval,
+ * the names `probe` and `func`, the context pointer `ctx`, `usermode`, and
+ * reg("name"), a saved register. Where each argument lives is the
+ * provider's answer (probe_point: args_access, arg_locations); these read
+ * it from there.
  */
 #include "family.h"
 
@@ -327,18 +328,28 @@ static struct value generate_ctx(struct codegen *gen, struct node *node)
 	return value_reg(reg, node->type);
 }
 
+/* Whether the context starts with the saved registers (struct pt_regs):
+ * kprobes, uprobes and USDT, and perf events, whose struct
+ * bpf_perf_event_data begins with them. Reports an error naming `what`
+ * and the probe type otherwise. */
+static bool context_holds_registers(struct sema *sema, struct src_loc loc, const char *what)
+{
+	const struct probe_point *point = sema->point;
+	if (!point || context_is_pt_regs(point) || point->provider->prog_type == BPF_PROG_TYPE_PERF_EVENT)
+		return true;
+	sema_error(sema, loc, "%s needs a probe whose context holds the registers "
+		   "(kprobe, uprobe, usdt, profile, interval, software, hardware), not %s", what,
+		   point->provider->name);
+	return false;
+}
+
 /* ---- usermode: 1 when the probe fired in user mode (x86-64: cs's privilege level is 3) ---- */
 
 static void check_usermode(struct sema *sema, struct node *node)
 {
-	const struct probe_point *point = sema->point;
 	node->type = type_int(8, false);
-	if (point && !context_is_pt_regs(point) && point->provider->prog_type != BPF_PROG_TYPE_PERF_EVENT) {
-		sema_error(sema, node->loc, "usermode needs a probe whose context holds the registers "
-			   "(kprobe, uprobe, usdt, profile, interval, software, hardware), not %s",
-			   point->provider->name);
+	if (!context_holds_registers(sema, node->loc, "usermode"))
 		node->type = type_none();
-	}
 }
 
 static struct value generate_usermode(struct codegen *gen, struct node *node)
@@ -348,6 +359,52 @@ static struct value generate_usermode(struct codegen *gen, struct node *node)
 	ir_alu_imm(&gen->fn, BPF_AND, cs, 3);
 	return value_reg(gen_test_imm(gen, BPF_JEQ, cs, 3), node->type);
 }
+
+/* ---- reg("name"): a saved register, by its x86-64 struct pt_regs name ---- */
+
+/* In struct pt_regs's order: each is 8 bytes on from the one before. */
+static const char *const pt_regs_names[] = {
+	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
+	"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
+};
+
+/* The register's offset in struct pt_regs, or -1 */
+static int pt_regs_offset_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(pt_regs_names) / sizeof(pt_regs_names[0]); i++)
+		if (strcmp(pt_regs_names[i], name) == 0)
+			return (int)i * 8;
+	return -1;
+}
+
+static void check_reg(struct sema *sema, struct node *call)
+{
+	struct node *name = call->args;
+	call->type = type_int(8, false);
+	if (name->kind != NODE_STRING) {
+		sema_error(sema, name->loc, "reg() needs a register name as a string literal (\"ip\", "
+			   "\"sp\", \"di\", ...)");
+		return;
+	}
+	if (pt_regs_offset_of(name->string_value) < 0) {
+		sema_error(sema, name->loc, "reg(): '%s' is not an x86-64 register; the names are those "
+			   "of struct pt_regs: ip, sp, bp, ax, bx, cx, dx, si, di, r8-r15, orig_ax, cs, "
+			   "flags, ss", name->string_value);
+		return;
+	}
+	context_holds_registers(sema, call->loc, "reg()");
+}
+
+static struct value generate_reg(struct codegen *gen, struct node *call)
+{
+	int offset = pt_regs_offset_of(call->args->string_value);
+	return value_reg(gen_load_int(gen, gen->ctx_reg, offset, 8, false), call->type);
+}
+
+const struct function_def builtins_context[] = {
+	{ FUNCTION(reg, 1, 1) },
+	{ 0 },
+};
 
 const struct variable_def variables_context[] = {
 	{ VARIABLE(args), .generate_field = generate_args_field },

@@ -1,9 +1,12 @@
 /*
- * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), signals sent to the current process,
+ * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), which address
+ * space an address belongs to (kptr, uptr), cgroup ids of paths, signals sent to the current process,
  * integers the kernel numbers (syscalls, signals, errnos, softirqs, cgroups) printed as names or
  * text, and the number of CPUs.
  */
 #include "family.h"
+
+#include "../../kernel/cgroup.h"
 
 static void check_signal(struct sema *sema, struct node *call)
 {
@@ -45,6 +48,58 @@ static void check_kaddr(struct sema *sema, struct node *call)
 	call->is_constant = true;
 	call->const_value = address;
 }
+
+/* cgroupid("/sys/fs/cgroup/..."): the id of that cgroup v2 directory, which
+ * `cgroup` gives for a task inside it, resolved at compile time */
+static void check_cgroupid(struct sema *sema, struct node *call)
+{
+	struct node *path = call->args;
+	call->type = type_int(8, false);
+	if (path->kind != NODE_STRING) {
+		sema_error(sema, path->loc, "cgroupid() needs a path as a string literal");
+		return;
+	}
+	uint64_t id = 0;
+	int found = cgroup_id_of_path(path->string_value, &id);
+	if (found < 0) {
+		sema_error(sema, path->loc, "cgroupid(): '%s' is not a cgroup v2 directory (%s)",
+			   path->string_value,
+			   found == -EMEDIUMTYPE ? "not on a cgroup2 file system" : strerror(-found));
+		return;
+	}
+	call->is_constant = true;
+	call->const_value = id;
+}
+
+/* kptr(x) and uptr(x): x, marked as an address in the kernel's or in the
+ * traced process's memory, so that what reads through it (fields, *p, str,
+ * buf, macaddr) uses probe_read_kernel or probe_read_user. A pointer gets a
+ * pointer type of that space; an integer stays an integer (it prints as a
+ * number, as in bpftrace), marked when it is a user address. */
+static void check_address_space(struct sema *sema, struct node *call, bool is_user)
+{
+	struct node *arg = call->args;
+	sema_check_expr(sema, arg);
+	call->type = type_none();
+	struct type *type = arg->type;
+	if (!type || type->kind == TYPE_NONE)
+		return;
+	if (type->kind == TYPE_POINTER) {
+		call->type = type_pointer(type->pointee, is_user);
+	} else if (type->kind == TYPE_INT) {
+		struct type *marked = type_new(TYPE_INT);
+		*marked = *type;
+		marked->is_user_pointer = is_user;
+		call->type = marked;
+	} else {
+		sema_error(sema, arg->loc, "%s() needs an integer or a pointer, not %s", call->name,
+			   type_name(type));
+	}
+}
+
+static void check_kptr(struct sema *sema, struct node *call) { check_address_space(sema, call, false); }
+
+static void check_uptr(struct sema *sema, struct node *call) { check_address_space(sema, call, true); }
 
 /* syscall_name(n) and friends: the integer itself, typed to print as a name. */
 static void check_named_int(struct sema *sema, struct node *call, const struct int_names *names)
@@ -155,7 +210,8 @@ static struct value generate_percpu_kaddr(struct codegen *gen, struct node *call
 	return value_reg(gen_call_helper(gen, BPF_FUNC_per_cpu_ptr, args, 2), call->type);
 }
 
-static struct value generate_kaddr(struct codegen *gen, struct node *call)
+/* kaddr() and cgroupid(): the value found at compile time */
+static struct value generate_constant(struct codegen *gen, struct node *call)
 {
 	return value_reg(gen_const_reg(gen, (int64_t)call->const_value), call->type);
 }
@@ -181,6 +237,10 @@ static struct value generate_softirq_name(struct codegen *gen, struct node *call
 static struct value generate_strerror(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
 static struct value generate_cgroup_path(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_kptr(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
+
+static struct value generate_uptr(struct codegen *gen, struct node *call) { return generate_named_int(gen, call); }
 
 /* ncpus: the CPUs the kernel could bring up (possible CPUs), fixed at compile time */
 static struct value generate_ncpus(struct codegen *gen, struct node *node)
@@ -213,7 +273,10 @@ const struct variable_def variables_kernel[] = {
 };
 
 const struct function_def builtins_kernel[] = {
-	{ FUNCTION(kaddr, 1, 1) },
+	{ .name = "kaddr", .min_args = 1, .max_args = 1, .check = check_kaddr,
+	  .generate = generate_constant },
+	{ FUNCTION(kptr, 1, 1) },
+	{ FUNCTION(uptr, 1, 1) },
 	{ FUNCTION(percpu_kaddr, 1, 2) },
 	{ FUNCTION(signal, 1, 1), .needs_unsafe = true },
 	{ FUNCTION(syscall_name, 1, 1) },
@@ -222,5 +285,7 @@ const struct function_def builtins_kernel[] = {
 	{ FUNCTION(softirq_name, 1, 1) },
 	{ FUNCTION(strerror, 1, 1) },
 	{ FUNCTION(cgroup_path, 1, 2) },
+	{ .name = "cgroupid", .min_args = 1, .max_args = 1, .check = check_cgroupid,
+	  .generate = generate_constant },
 	{ 0 },
 };

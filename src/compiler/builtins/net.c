@@ -1,5 +1,6 @@
 /*
- * Builtin functions, family: Networking: addresses printed as text and read from text, byte order.
+ * Builtin functions, family: Networking: addresses printed as text and read from text (IP and
+ * MAC addresses), byte order.
  */
 #include "family.h"
 
@@ -109,9 +110,55 @@ static struct value generate_pton(struct codegen *gen, struct node *call)
 	return gen_string_constant(gen, (const char *)bytes, call->type->size, call->type);
 }
 
+/* macaddr(x): the six bytes at address x, or of a six-byte array (char
+ * arrays are strings), held in an integer (the first byte lowest) that prints as
+ * "DE:AD:BE:EF:0A:0B"; so it is a map key or value like any integer. */
+static void check_macaddr(struct sema *sema, struct node *call)
+{
+	struct node *source = call->args;
+	sema_check_expr(sema, source);
+	call->type = type_named_int(&int_names_macaddr);
+	struct type *type = source->type;
+	if (!type || type->kind == TYPE_NONE || sema_is_int(source))
+		return;
+	bool bytes = type->kind == TYPE_ARRAY && type->pointee && type->pointee->kind == TYPE_INT &&
+		     type->pointee->size == 1;
+	if ((bytes || type->kind == TYPE_STRING) && type->size != 6)
+		sema_error(sema, source->loc, "macaddr() needs 6 bytes; this is %s", type_name(type));
+	else if (!bytes && type->kind != TYPE_STRING)
+		sema_error(sema, source->loc, "macaddr() needs an address or a 6-byte array, not %s",
+			   type_name(type));
+}
+
+static struct value generate_macaddr(struct codegen *gen, struct node *call)
+{
+	struct node *source = call->args;
+	struct value value = gen_expr(gen, source);
+	int slot = gen_stack_alloc(gen, 8);
+	if (value.kind == VALUE_STACK) {
+		gen_copy_memory(gen, BPF_REG_10, slot, BPF_REG_10, value.stack_offset, 8);
+	} else {
+		/* an address: a pointer says whose memory; an integer is the
+		 * process's in a uprobe or after uptr(), else the kernel's */
+		bool is_user = value.kind == VALUE_ADDRESS ? value.is_user
+			       : source->type->is_user_pointer ||
+					 (source->type->kind != TYPE_POINTER && gen->point->provider->user_space);
+		int address = value.kind == VALUE_ADDRESS ? value.reg : gen_value_to_reg(gen, value);
+		ir_store_imm(&gen->fn, 8, BPF_REG_10, (int16_t)slot, 0);
+		struct helper_arg args[3] = { ARG_STACK(slot), ARG_IMM(6), ARG_REG(address) };
+		gen_call_helper(gen, is_user ? BPF_FUNC_probe_read_user : BPF_FUNC_probe_read_kernel, args, 3);
+	}
+	/* the six bytes alone: the padding after an array's copy dropped */
+	int reg = gen_load_int(gen, BPF_REG_10, slot, 8, false);
+	ir_alu_imm(&gen->fn, BPF_LSH, reg, 16);
+	ir_alu_imm(&gen->fn, BPF_RSH, reg, 16);
+	return value_reg(reg, call->type);
+}
+
 const struct function_def builtins_net[] = {
 	{ FUNCTION(ntop, 1, 2) },
 	{ FUNCTION(bswap, 1, 1) },
 	{ FUNCTION(pton, 1, 1) },
+	{ FUNCTION(macaddr, 1, 1) },
 	{ 0 },
 };

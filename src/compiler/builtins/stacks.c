@@ -1,8 +1,11 @@
 /*
  * Builtin functions, family: Stacks and symbols: kernel and user stack traces taken in the kernel,
- * addresses resolved to symbols in user space.
+ * addresses resolved to symbols in user space, and symbols of the traced object resolved to
+ * addresses (uaddr).
  */
 #include "family.h"
+
+#include "../../kernel/elf.h"
 
 /* kstack / ustack / kstack(mode) / kstack(depth) / kstack(mode, depth) */
 static void check_stack(struct sema *sema, struct node *call, bool is_user)
@@ -165,10 +168,106 @@ static struct value generate_usym(struct codegen *gen, struct node *call)
 	return generate_symbol(gen, call, true);
 }
 
+/*
+ * uaddr("symbol"): the address of a symbol of the object a uprobe or USDT
+ * probe is in, typed as a user pointer to a signed integer of the
+ * symbol's size (1, 2 or 4 bytes; 8 for any other), as bpftrace types it.
+ * In a fixed-address executable that is the symbol's link-time address. A
+ * position-independent object (PIE, shared library) is loaded at an
+ * offset chosen at run time, which the probe finds from where it stopped:
+ * the symbol is at ip + (symbol - probed instruction), both link-time
+ * addresses. A uretprobe stops at the caller's return address, which says
+ * nothing of that offset, so there it is refused for such objects.
+ */
+struct user_symbol {
+	uint64_t address;     /* link-time */
+	uint64_t size;
+	bool relocatable;
+	uint64_t probe_address; /* link-time address of the probed instruction (relocatable) */
+};
+
+/* 0, or -errno with the reason in *error */
+static int user_symbol_find(const struct probe_point *point, const char *name,
+			    struct user_symbol *found, char **error)
+{
+	struct elf_object *object;
+	int err = elf_object_open(point->binary_path, &object, error);
+	if (err < 0)
+		return err;
+	struct elf_symbol symbol;
+	err = elf_object_find_symbol(object, name, &symbol);
+	if (err < 0) {
+		*error = xasprintf("uaddr(): no symbol '%s' in %s", name, point->binary_path);
+	} else {
+		found->address = symbol.address;
+		found->size = symbol.size;
+		found->relocatable = elf_object_is_relocatable(object);
+		if (found->relocatable &&
+		    elf_object_offset_to_address(object, point->binary_offset, &found->probe_address) < 0) {
+			*error = xasprintf("uaddr(): %s maps no address at the probe's offset 0x%llx",
+					   point->binary_path, (unsigned long long)point->binary_offset);
+			err = -ENOENT;
+		}
+		free(symbol.name);
+	}
+	elf_object_close(object);
+	return err;
+}
+
+static void check_uaddr(struct sema *sema, struct node *call)
+{
+	struct node *name = call->args;
+	const struct probe_point *point = sema->point;
+	call->type = type_pointer(type_int(8, true), true);
+	if (name->kind != NODE_STRING) {
+		sema_error(sema, name->loc, "uaddr() needs a symbol name as a string literal");
+		return;
+	}
+	if (!point)
+		return;
+	if (!point->provider->user_space || !point->binary_path) {
+		sema_error(sema, call->loc, "uaddr() needs a uprobe, uretprobe or usdt probe, whose object "
+			   "holds the symbol, not %s", point->provider->name);
+		return;
+	}
+	struct user_symbol symbol;
+	char *error = NULL;
+	if (user_symbol_find(point, name->string_value, &symbol, &error) < 0) {
+		sema_error(sema, name->loc, "%s", error ? error : "uaddr(): cannot read the object");
+		free(error);
+		return;
+	}
+	if (symbol.relocatable && strcmp(point->provider->name, "uretprobe") == 0) {
+		sema_error(sema, call->loc, "uaddr() in a uretprobe of a position-independent object "
+			   "(%s): where it was loaded is not known on return; use a uprobe", point->binary_path);
+		return;
+	}
+	int size = symbol.size == 1 || symbol.size == 2 || symbol.size == 4 ? (int)symbol.size : 8;
+	call->type = type_pointer(type_int(size, true), true);
+}
+
+static struct value generate_uaddr(struct codegen *gen, struct node *call)
+{
+	struct user_symbol symbol = { 0 };
+	char *error = NULL;
+	if (user_symbol_find(gen->point, call->args->string_value, &symbol, &error) < 0) {
+		/* found when checked: the file changed since */
+		free(error);
+		return value_reg(gen_const_reg(gen, 0), call->type);
+	}
+	if (!symbol.relocatable)
+		return value_reg(gen_const_reg(gen, (int64_t)symbol.address), call->type);
+	int address = gen_load_int(gen, gen->ctx_reg, PT_REGS_IP, 8, false);
+	int distance = gen_const_reg(gen, (int64_t)(symbol.address - symbol.probe_address));
+	ir_alu(&gen->fn, BPF_ADD, address, distance);
+	return value_reg(address, call->type);
+}
+
 const struct function_def builtins_stacks[] = {
 	{ FUNCTION(kstack, 0, 2), .callable_bare = true },
 	{ FUNCTION(ustack, 0, 2), .callable_bare = true },
 	{ FUNCTION(ksym, 1, 1) },
 	{ FUNCTION(usym, 1, 1) },
+	{ FUNCTION(uaddr, 1, 1) },
 	{ 0 },
 };

@@ -135,12 +135,13 @@ static void check_strncmp(struct sema *sema, struct node *call)
 static void str_read(struct codegen *gen, struct node *call, int address, int offset)
 {
 	struct node *source = call->args;
-	/* a typed pointer says whose memory it points into; a bare integer
-	 * (argN of a uprobe, a USDT argument) does not, so it is read with the
-	 * helper that decides by address, as bpftrace does on x86-64 */
-	int read_helper = source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
-			  : source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
-							  : BPF_FUNC_probe_read_kernel_str;
+	/* a typed pointer says whose memory it points into, and so does an
+	 * integer passed through uptr(); a bare integer (argN of a uprobe, a
+	 * USDT argument) does not, so it is read with the helper that decides
+	 * by address, as bpftrace does on x86-64 */
+	int read_helper = source->type->is_user_pointer ? BPF_FUNC_probe_read_user_str
+			  : source->type->kind != TYPE_POINTER ? BPF_FUNC_probe_read_str
+							       : BPF_FUNC_probe_read_kernel_str;
 	int size = call->type->size;
 	gen_zero_stack(gen, offset, size);
 	int length;
@@ -233,8 +234,8 @@ static struct value generate_buf(struct codegen *gen, struct node *call)
 			    value.type->size < capacity ? value.type->size : capacity);
 		return value_stack(slot, call->type);
 	}
-	bool is_user = value.kind == VALUE_ADDRESS ? value.is_user
-			: source->type->kind == TYPE_POINTER && source->type->is_user_pointer;
+	/* a user pointer, or an integer passed through uptr() */
+	bool is_user = value.kind == VALUE_ADDRESS ? value.is_user : source->type->is_user_pointer;
 	int address = value.kind == VALUE_ADDRESS ? value.reg : gen_value_to_reg(gen, value);
 	/* the verifier wants a length it can bound: mask it into [0, capacity] */
 	int bounded = ir_new_vreg(&gen->fn);
