@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,16 +112,30 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		option->choices = xstrdup(choices);
 		used += more;
 	}
-	if (option->kind == TOOL_VALUE_INT && strstr(text + used, "..")) {
-		/* "MACRO int LO..HI [default]" */
-		int more = 0;
-		if (sscanf(text + used, "%lld..%lld %n", &option->range_low, &option->range_high,
-			   &more) < 2 || option->range_low > option->range_high) {
-			*error = xasprintf("'%s': a range is 'MACRO int LO..HI [default]'", text);
+	if ((option->kind == TOOL_VALUE_INT || option->kind == TOOL_VALUE_LIST) &&
+	    strstr(text + used, "..")) {
+		/* "MACRO int LO..HI [default]"; "LO.." has no upper bound */
+		const char *at = text + used;
+		char *end;
+		option->range_low = strtoll(at, &end, 10);
+		option->range_high = LLONG_MAX;
+		bool ok = end != at && strncmp(end, "..", 2) == 0;
+		at = end + 2;
+		if (ok && *at && !isspace((unsigned char)*at)) {
+			option->range_high = strtoll(at, &end, 10);
+			ok = end != at;
+			at = end;
+		}
+		if (!ok || (*at && !isspace((unsigned char)*at)) ||
+		    option->range_low > option->range_high) {
+			*error = xasprintf("'%s': a range is 'MACRO %s LO..HI' or 'MACRO %s LO..'", text,
+					   kind, kind);
 			return -EINVAL;
 		}
+		while (isspace((unsigned char)*at))
+			at++;
 		option->has_range = true;
-		used += more;
+		used = (int)(at - text);
 	}
 	if (text[used])
 		option->default_text = trimmed(text + used, text + strlen(text));
@@ -541,8 +556,24 @@ static bool parse_whole_number(const char *text, long long *value)
 	return !errno && end != text && !*end;
 }
 
+/* A value given for an option with a range must lie in it (a default may
+ * lie outside: 0 or -1 standing for "not given"). NULL, or the sentence. */
+static char *range_error(const struct tool_option *option, long long number)
+{
+	if (!option->has_range || (number >= option->range_low && number <= option->range_high))
+		return NULL;
+	char *spelling = option_spelling(option);
+	char *error = option->range_high == LLONG_MAX
+		? xasprintf("%s must be %lld or more, not %lld", spelling, option->range_low, number)
+		: xasprintf("%s must be from %lld to %lld, not %lld", spelling, option->range_low,
+			    option->range_high, number);
+	free(spelling);
+	return error;
+}
+
 /* "(x == 80 || x == 443)" for "80,443"; NULL after setting *error. */
-static char *list_body(const char *text, const char *spelling, char **error)
+static char *list_body(const struct tool_option *option, const char *text, const char *spelling,
+		       char **error)
 {
 	struct strbuf body;
 	char *copy = xstrdup(text), *save = NULL;
@@ -554,6 +585,12 @@ static char *list_body(const char *text, const char *spelling, char **error)
 		if (!parse_whole_number(item, &value) || value < 0) {
 			*error = xasprintf("%s needs a comma-separated list of whole numbers, not '%s'",
 					   spelling, text);
+			strbuf_free(&body);
+			free(copy);
+			return NULL;
+		}
+		*error = range_error(option, value);
+		if (*error) {
 			strbuf_free(&body);
 			free(copy);
 			return NULL;
@@ -604,9 +641,7 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 			status = -EINVAL;
 			break;
 		}
-		if (option->has_range && (number < option->range_low || number > option->range_high)) {
-			*error = xasprintf("%s must be from %lld to %lld, not %lld", spelling,
-					   option->range_low, option->range_high, number);
+		if (given && (*error = range_error(option, number))) {
 			status = -EINVAL;
 			break;
 		}
@@ -718,7 +753,7 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		break;
 	}
 	case TOOL_VALUE_LIST: {
-		char *body = given ? list_body(text, spelling, error) : xstrdup("(1)");
+		char *body = given ? list_body(option, text, spelling, error) : xstrdup("(1)");
 		if (!body) {
 			status = -EINVAL;
 			break;
@@ -1104,6 +1139,11 @@ int tool_configure(const struct tool *tool, int argc, char **argv, struct tool_r
 				char *spelling = option_spelling(option);
 				*error = xasprintf("%s needs a whole number, not '%s'", spelling, argv[optind]);
 				free(spelling);
+				status = -EINVAL;
+				break;
+			}
+			if (slot != i && option->kind == TOOL_VALUE_INT &&
+			    (*error = range_error(option, number))) {
 				status = -EINVAL;
 				break;
 			}

@@ -64,7 +64,8 @@ struct tool_option {
 	char *choices;              /* TOOL_VALUE_CHOICE: "ext4,btrfs,xfs" */
 	char *help;
 	bool is_fixed;              /* set by the alias (ext4slower's -t): not shown, not given */
-	bool has_range;             /* TOOL_VALUE_INT written `int LO..HI`: a value must be in it */
+	bool has_range;             /* `int LO..HI` or `list LO..HI` (`LO..`: no upper bound):
+				     * a value given (not the default) must be in it */
 	long long range_low, range_high;
 };
 

@@ -227,6 +227,76 @@ static void test_options(void)
 	free(self_pid);
 }
 
+/* Ranges: `int LO..HI`, `int LO..` (no upper bound) and `list LO..HI` (each
+ * element); a default outside the range ("not given") is fine. */
+static const char ranged_tool[] =
+	"//! summary: Ranges\n"
+	"//! option: -t --tid TID | TID int 1..4194304 0 | This thread only\n"
+	"//! option: -r --rows ROWS | ROWS int 1.. 20 | Rows\n"
+	"//! option: -P --port PORTS | PORTS list 1..65535 | Only these ports\n"
+	"//! arg: interval | INTERVAL int 1..99999999 99999999 | Seconds between outputs\n"
+	"BEGIN { exit(); }\n";
+
+static void expect_ranged(const char *test, int argc, char **argv, const char *name,
+			  const char *expected, bool is_error)
+{
+	struct tool tool = { "ranged", ranged_tool };
+	int status;
+	char *got = configure_tool(&tool, argc, argv, name, &status);
+	check((status < 0) == is_error && got && strcmp(got, expected) == 0, test,
+	      got ? got : "(undefined)");
+	free(got);
+}
+
+static void test_ranges(void)
+{
+	static const struct {
+		const char *test;
+		const char *args[8];     /* after the tool's name */
+		const char *macro;
+		const char *expected;    /* the macro's body, or the error */
+		bool is_error;
+	} cases[] = {
+		{ "range: default outside it", { NULL }, "TID", "0", false },
+		{ "range: upper bound given", { "-t", "4194304" }, "TID", "4194304", false },
+		{ "range: open range lower bound", { "-r", "1" }, "ROWS", "1", false },
+		{ "range: open range has no upper bound", { "-r", "9223372036854775807" }, "ROWS",
+		  "9223372036854775807", false },
+		{ "range: list at both bounds", { "-P", "1,65535" }, "PORTS", "(x == 1 || x == 65535)",
+		  false },
+		{ "range: positional in range", { "5" }, "INTERVAL", "5", false },
+		{ "range: below", { "-t", "0" }, "TID", "-t/--tid must be from 1 to 4194304, not 0",
+		  true },
+		{ "range: open range below", { "--rows=0" }, "ROWS", "-r/--rows must be 1 or more, not 0",
+		  true },
+		{ "range: list element above", { "-P", "80,99999" }, "PORTS",
+		  "-P/--port must be from 1 to 65535, not 99999", true },
+		{ "range: list element below", { "-P", "0" }, "PORTS",
+		  "-P/--port must be from 1 to 65535, not 0", true },
+		{ "range: positional below", { "0" }, "INTERVAL",
+		  "the interval argument must be from 1 to 99999999, not 0", true },
+		{ "range: positional above", { "100000000" }, "INTERVAL",
+		  "the interval argument must be from 1 to 99999999, not 100000000", true },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[10] = { "ranged" };
+		int argc = 1;
+		for (int j = 0; cases[i].args[j]; j++)
+			argv[argc++] = (char *)cases[i].args[j];
+		expect_ranged(cases[i].test, argc, argv, cases[i].macro, cases[i].expected,
+			      cases[i].is_error);
+	}
+
+	expect_header_error("header range reversed", "//! summary: s\n//! option: -x X | X int 5..1 | h\n",
+			    "a range is 'MACRO int LO..HI' or 'MACRO int LO..'");
+	expect_header_error("header range not numbers",
+			    "//! summary: s\n//! option: -x X | X list a..b | h\n",
+			    "a range is 'MACRO list LO..HI' or 'MACRO list LO..'");
+	expect_header_error("header range trailing text",
+			    "//! summary: s\n//! option: -x X | X int 1..5x 2 | h\n",
+			    "a range is 'MACRO int LO..HI'");
+}
+
 static void expect_real(const char *test, const char *tool_name, int argc, char **argv,
 			const char *name, const char *expected, bool is_error)
 {
@@ -454,6 +524,7 @@ int main(void)
 	test_header();
 	test_header_errors();
 	test_options();
+	test_ranges();
 	test_alias();
 	test_requires();
 	test_conditional_sources();
