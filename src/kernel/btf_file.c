@@ -14,7 +14,9 @@
  * record starts and which types are enums; nothing is copied when the
  * kernel lets the file be mapped. Enumerator names are hashed the first
  * time a constant is asked for, since a program may name dozens of them
- * and each would otherwise be some 19,000 string comparisons.
+ * and each would otherwise be some 19,000 string comparisons. Type names
+ * are searched by walking the records until a program has asked for many
+ * (a wildcard over functions), and are then indexed once.
  */
 #include "btf_file.h"
 
@@ -47,6 +49,11 @@
  * kind: 56,000 for functions. The last few answers are kept. */
 #define RECENT_NAMES 16
 
+/* A probe wildcard over functions asks for thousands of names, each a walk
+ * over every type: after this many searches the file's names are indexed
+ * once (a hash table of name and kind), and each search is a probe. */
+#define NAME_INDEX_AFTER 64
+
 struct found_name {
 	char *name;  /* NULL: an empty place */
 	int kind;
@@ -69,6 +76,10 @@ struct btf_file {
 	VEC(uint32_t) enum_offsets;  /* and where each starts in the type section */
 	struct found_name recent[RECENT_NAMES]; /* the last name searches' answers */
 	uint32_t recent_next;
+	uint32_t searches;           /* walks search_name made; NAME_INDEX_AFTER builds the index */
+	uint32_t *name_index;        /* own index + 1 of the lowest id of each name and kind,
+				      * by hash (0: empty); NULL until built */
+	uint32_t name_index_mask;
 	uint32_t *enumerator_hashes; /* of each enumerator of enum_ids' types in turn; NULL
 				      * until first asked */
 	struct btf *libbpf_view;
@@ -273,6 +284,7 @@ void btf_file_free(struct btf_file *file)
 	for (int i = 0; i < RECENT_NAMES; i++)
 		free(file->recent[i].name);
 	free(file->enumerator_hashes);
+	free(file->name_index);
 	free(file->path);
 	free(file);
 }
@@ -312,6 +324,9 @@ const char *btf_file_name(const struct btf_file *file, uint32_t offset)
 }
 
 static int search_name(const struct btf_file *file, const char *name, int kind);
+static void build_name_index(struct btf_file *file);
+static int indexed_name(const struct btf_file *file, const char *name, int kind);
+static uint32_t name_hash(const char *name);
 
 int btf_file_find(const struct btf_file *file, const char *name, int kind)
 {
@@ -329,11 +344,69 @@ int btf_file_find(const struct btf_file *file, const char *name, int kind)
 		if (found->name && found->kind == kind && strcmp(found->name, name) == 0)
 			return found->id;
 	}
+	if (!file->name_index && ++mutable->searches > NAME_INDEX_AFTER)
+		build_name_index(mutable);
 	struct found_name *slot = &mutable->recent[mutable->recent_next++ % RECENT_NAMES];
 	free(slot->name);
 	*slot = (struct found_name){ .name = xstrdup(name), .kind = kind,
-				     .id = search_name(file, name, kind) };
+				     .id = file->name_index ? indexed_name(file, name, kind)
+							    : search_name(file, name, kind) };
 	return slot->id;
+}
+
+static uint32_t name_kind_hash(const char *name, int kind)
+{
+	return name_hash(name) * 31u + (uint32_t)kind;
+}
+
+/* One walk over the records; ids go up, so the first of a name and kind
+ * to take its place is the lowest, as search_name finds. */
+static void build_name_index(struct btf_file *file)
+{
+	uint32_t size = 1;
+	const unsigned char *at = file->types;
+
+	while (size < 2 * file->own_count + 2)
+		size <<= 1;
+	file->name_index = xcalloc(size, sizeof(uint32_t));
+	file->name_index_mask = size - 1;
+	for (uint32_t own = 0; own < file->own_count; own++) {
+		const struct btf_type *t = (const struct btf_type *)at;
+		const char *name = btf_file_name(file, t->name_off);
+		int kind = (int)btf_kind(t);
+
+		at += record_length(t);
+		if (!name || !*name)
+			continue;
+		for (uint32_t place = name_kind_hash(name, kind) & file->name_index_mask;;
+		     place = (place + 1) & file->name_index_mask) {
+			uint32_t there = file->name_index[place];
+			if (!there) {
+				file->name_index[place] = own + 1;
+				break;
+			}
+			const struct btf_type *other = btf_file_type(file, file->first_id + there - 1);
+			if ((int)btf_kind(other) == kind &&
+			    strcmp(btf_file_name(file, other->name_off), name) == 0)
+				break;
+		}
+	}
+}
+
+/* search_name's answer, from the index. */
+static int indexed_name(const struct btf_file *file, const char *name, int kind)
+{
+	for (uint32_t place = name_kind_hash(name, kind) & file->name_index_mask;;
+	     place = (place + 1) & file->name_index_mask) {
+		uint32_t there = file->name_index[place];
+		if (!there)
+			return -ENOENT;
+		uint32_t id = file->first_id + there - 1;
+		const struct btf_type *t = btf_file_type(file, id);
+		const char *type_name = btf_file_name(file, t->name_off);
+		if ((int)btf_kind(t) == kind && type_name && strcmp(type_name, name) == 0)
+			return (int)id;
+	}
 }
 
 /* The lowest id of this file's own types of `kind` named name. */

@@ -763,7 +763,9 @@ static bool test_vmlinux_names(void)
 	return true;
 }
 
-/* Some 1,000 names of every kind, plus names that are not there. */
+/* Some 1,000 names of every kind, plus names that are not there: the first
+ * few dozen found by walking the types, the rest through the name index the
+ * file builds after NAME_INDEX_AFTER walks. */
 static bool test_vmlinux_find(void)
 {
 	uint32_t count = btf__type_cnt(reference_btf);
