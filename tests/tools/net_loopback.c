@@ -12,16 +12,17 @@
  * receives one of REPLY bytes. -w waits MS milliseconds before starting (for
  * a `target:` started before the tracer); -l keeps the connection open MS
  * milliseconds before closing it (a lifetime to measure). -o overflows the
- * listener's accept queue instead (backlog 0, one connection queued): the
- * second client's SYN is dropped and retransmitted after a second; the
- * process waits until the socket counts that retransmit (at most 5 s, for a
- * slow emulated guest) or, when the handshake completed after all, 1.5 s.
- * Copy the binary to
- * a unique name: the process name is what the cases filter on.
+ * listener's accept queue instead (backlog 0, one connection queued, which
+ * it waits to see): the second client's SYN is dropped and retransmitted
+ * after a second; the process waits until the socket counts that
+ * retransmit (at most 5 s, for a slow emulated guest) or, when the
+ * handshake completed after all, 1.5 s. Copy the binary to a unique name:
+ * the process name is what the cases filter on.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,13 @@ int main(int argc, char **argv)
 		die("connect");
 
 	if (overflow) {
+		/* the first connection must be in the accept queue before the
+		 * second SYN comes: a listener still completing it takes the SYN,
+		 * and then drops its final ACK instead, which tcpretrans does not
+		 * see (seen in the emulated guest) */
+		struct pollfd queued = { .fd = server, .events = POLLIN };
+		if (poll(&queued, 1, 5000) != 1)
+			die("poll");
 		int second = socket(family, type | SOCK_NONBLOCK, 0);
 		connect(second, (struct sockaddr *)&ss, len);
 		for (int waited = 0; waited < 5000; waited += 50) {
