@@ -92,17 +92,19 @@ build/asan/obj/%.o: %.c $(wildcard src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ASAN_FLAGS) $(WARN) -c -o $@ $<
 
-# The compiler fuzzer (tests/fuzz/): every source but main.c, built by clang
-# with libFuzzer and the sanitizers, linked with the same libraries as sonde
-# (so a new library cannot break it unnoticed). tests/fuzz/run.sh runs it;
-# `make test` builds it when clang is there.
+# The fuzzers (tests/fuzz/fuzz_NAME.c, one per reader of untrusted input:
+# the compiler, the renderers' readers, the web config): every source but
+# main.c, built by clang with libFuzzer and the sanitizers, linked with the
+# same libraries as sonde (so a new library cannot break them unnoticed).
+# tests/fuzz/run.sh NAME runs one; `make test` builds them when clang is there.
 FUZZ_CC    ?= clang
 FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_OBJS  := $(LIB_SRCS:%.c=build/fuzz/obj/%.o) $(GEN_OBJS:build/obj/%=build/fuzz/obj/%)
-FUZZ_TARGET:= $(if $(shell command -v $(FUZZ_CC) 2>/dev/null),build/fuzz/fuzz_compile)
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGET:= $(if $(shell command -v $(FUZZ_CC) 2>/dev/null),$(FUZZ_BINS))
 
-fuzz: build/fuzz/fuzz_compile
-build/fuzz/fuzz_compile: tests/fuzz/fuzz_compile.c $(FUZZ_OBJS)
+fuzz: $(FUZZ_BINS)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 build/fuzz/obj/%.o: %.c $(wildcard src/*/*.h)

@@ -30,6 +30,7 @@ is 1 when anything failed.
 
 import argparse
 import difflib
+import functools
 import glob
 import json
 import os
@@ -1941,29 +1942,49 @@ def special_deb():
 FUZZ_SECONDS = 20
 
 
-def special_fuzz_smoke():
-    """The compiler fuzzer (tests/fuzz/) still builds with sonde's libraries
-    and runs FUZZ_SECONDS over its seeds without a crash, a hang, a leak or a
-    sanitizer report; tests/fuzz/run.sh does the long runs."""
+def fuzz_target_names():
+    """The fuzzers, tests/fuzz/fuzz_NAME.c: NAME for each."""
+    return sorted(os.path.basename(f)[len("fuzz_"):-len(".c")]
+                  for f in glob.glob(os.path.join(TESTS, "fuzz", "fuzz_*.c")))
+
+
+def fuzz_seeds(name):
+    """The seeds tests/fuzz/run.sh gives fuzzer NAME, and its dictionary."""
+    if name == "compile":
+        return (glob.glob(os.path.join(TESTS, "fuzz", "seeds", "*")) +
+                glob.glob(os.path.join(TESTS, "golden", "*.bt")),
+                os.path.join(TESTS, "fuzz", "bpftrace.dict"))
+    return (glob.glob(os.path.join(TESTS, "fuzz", "seeds-" + name, "*")),
+            os.path.join(TESTS, "fuzz", name + ".dict"))
+
+
+def special_fuzz_smoke(name):
+    """Fuzzer NAME (tests/fuzz/fuzz_NAME.c) still builds with sonde's
+    libraries and runs FUZZ_SECONDS over its seeds without a crash, a hang, a
+    leak or a sanitizer report; tests/fuzz/run.sh does the long runs."""
     if not shutil.which("clang"):
         return "SKIP", "no clang (tests/setup.sh installs it)"
-    make = subprocess.run(["make", "-s", "fuzz"], cwd=ROOT, capture_output=True, text=True)
+    make = subprocess.run(["make", "-s", "build/fuzz/fuzz_" + name], cwd=ROOT,
+                          capture_output=True, text=True)
     if make.returncode != 0:
         return "FAIL", "make fuzz failed:\n" + indent(make.stdout + make.stderr)
     tmp = tempfile.mkdtemp(prefix="sonde-fuzz-")
     try:
         corpus = os.path.join(tmp, "corpus")
         os.mkdir(corpus)
-        for seed in glob.glob(os.path.join(TESTS, "fuzz", "seeds", "*")) + \
-                glob.glob(os.path.join(TESTS, "golden", "*.bt")):
+        seeds, dictionary = fuzz_seeds(name)
+        for seed in seeds:
             shutil.copy(seed, corpus)
         # a program near the kernel's million instructions compiles in about
         # 3 s under the sanitizers, many times that on a loaded machine: the
         # timeout is for hangs; limits-cost bounds the costs
-        argv = ["nice", "-n", "10", os.path.join(ROOT, "build", "fuzz", "fuzz_compile"),
-                "-max_total_time=%d" % FUZZ_SECONDS, "-max_len=2048", "-timeout=60",
-                "-rss_limit_mb=1024", "-artifact_prefix=" + tmp + "/",
-                "-dict=" + os.path.join(TESTS, "fuzz", "bpftrace.dict"), corpus]
+        argv = ["nice", "-n", "10", os.path.join(ROOT, "build", "fuzz", "fuzz_" + name),
+                "-max_total_time=%d" % FUZZ_SECONDS,
+                "-max_len=%d" % (2048 if name == "compile" else 4096), "-timeout=60",
+                "-rss_limit_mb=1024", "-artifact_prefix=" + tmp + "/"]
+        if os.path.exists(dictionary):
+            argv.append("-dict=" + dictionary)
+        argv.append(corpus)
         try:
             result = subprocess.run(argv, capture_output=True, text=True, errors="replace",
                                     timeout=FUZZ_SECONDS + 120)
@@ -2048,7 +2069,9 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
 def run_special(report, args, binaries, testing_bpftrace):
     # tests of the tree rather than of one binary (the normal build): run once
     once = [("special/install", special_install), ("special/completion", special_completion),
-            ("special/deb", special_deb), ("special/fuzz-smoke", special_fuzz_smoke)]
+            ("special/deb", special_deb)] + \
+            [("special/fuzz-smoke" + ("" if name == "compile" else "-" + name),
+              functools.partial(special_fuzz_smoke, name)) for name in fuzz_target_names()]
     for name, test in once:
         if testing_bpftrace or (args.filter and args.filter not in name):
             continue
