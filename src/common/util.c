@@ -11,6 +11,7 @@
 #include "common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,14 +257,7 @@ char *read_file(const char *path, size_t *length)
 	return strbuf_release(&sb);
 }
 
-/*
- * A program is text someone wrote, so anything that is not a file, a pipe,
- * a socket or a terminal (/dev/zero, /dev/urandom, a disk) is refused before
- * reading a byte, and a regular file is judged by its size before reading.
- * Pipes are read up to the limit and no further: `cat /dev/zero | sonde -`
- * costs SOURCE_SIZE_MAX bytes, not all memory.
- */
-int read_source_fd(int fd, char **text, size_t *length)
+int read_fd_bounded(int fd, size_t limit, char **text, size_t *length)
 {
 	struct strbuf sb;
 	struct stat status;
@@ -274,10 +268,7 @@ int read_source_fd(int fd, char **text, size_t *length)
 		return -errno;
 	if (S_ISDIR(status.st_mode))
 		return -EISDIR;
-	if (!S_ISREG(status.st_mode) && !S_ISFIFO(status.st_mode) && !S_ISSOCK(status.st_mode) &&
-	    !isatty(fd))
-		return -ENODEV;
-	if (S_ISREG(status.st_mode) && (uint64_t)status.st_size > SOURCE_SIZE_MAX)
+	if (S_ISREG(status.st_mode) && (uint64_t)status.st_size > limit)
 		return -EFBIG;
 	strbuf_init(&sb);
 	strbuf_reserve(&sb, 0);
@@ -292,7 +283,7 @@ int read_source_fd(int fd, char **text, size_t *length)
 		}
 		if (got == 0)
 			break;
-		if (sb.length + (size_t)got > SOURCE_SIZE_MAX) {
+		if (sb.length + (size_t)got > limit) {
 			strbuf_free(&sb);
 			return -EFBIG;
 		}
@@ -301,4 +292,36 @@ int read_source_fd(int fd, char **text, size_t *length)
 	*length = sb.length;
 	*text = strbuf_release(&sb);
 	return 0;
+}
+
+int read_path_bounded(const char *path, size_t limit, char **text, size_t *length)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*text = NULL;
+	if (fd < 0)
+		return -errno;
+	int err = read_fd_bounded(fd, limit, text, length);
+	close(fd);
+	return err;
+}
+
+/*
+ * A program is text someone wrote, so anything that is not a file, a pipe,
+ * a socket or a terminal (/dev/zero, /dev/urandom, a disk) is refused before
+ * reading it: a program there would be garbage, or endless.
+ * Pipes are read up to the limit and no further: `cat /dev/zero | sonde -`
+ * costs SOURCE_SIZE_MAX bytes, not all memory.
+ */
+int read_source_fd(int fd, char **text, size_t *length)
+{
+	struct stat status;
+
+	*text = NULL;
+	if (fstat(fd, &status) < 0)
+		return -errno;
+	if (!S_ISDIR(status.st_mode) && !S_ISREG(status.st_mode) && !S_ISFIFO(status.st_mode) &&
+	    !S_ISSOCK(status.st_mode) && !isatty(fd))
+		return -ENODEV;
+	return read_fd_bounded(fd, SOURCE_SIZE_MAX, text, length);
 }

@@ -58,6 +58,15 @@ uint64_t monotonic_ns(void);
 /* Reads a whole file into a NUL-terminated buffer; NULL and errno on failure. */
 char *read_file(const char *path, size_t *length);
 
+/*
+ * Reads all of fd (a file, a pipe, a device) into a NUL-terminated buffer
+ * (*text, caller frees), at most limit bytes: 0, -EFBIG past the limit (an
+ * endless /dev/zero costs limit bytes, not all memory), -EISDIR, or another
+ * -errno. read_path_bounded() opens path first.
+ */
+int read_fd_bounded(int fd, size_t limit, char **text, size_t *length);
+int read_path_bounded(const char *path, size_t limit, char **text, size_t *length);
+
 /* The largest program source sonde reads; real scripts are a few KiB. */
 #define SOURCE_SIZE_MAX (4u << 20)
 /*
