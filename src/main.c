@@ -1173,6 +1173,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	compile_options.named_used = cli.named_count ? xcalloc((size_t)cli.named_count, sizeof(bool)) : NULL;
 	compile_options.target_pid = target_pid;
 	compile_options.child_pid = child_pid;
+	compile_options.own_pid = getpid();
 	compile_options.unsafe = cli.unsafe;
 	compile_options.max_strlen = max_strlen;
 	compile_options.max_map_entries = max_map_entries;

@@ -1213,15 +1213,7 @@ def special_exit_flood(sonde, testing_bpftrace, sanitized):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
     stderr_lines, attached = [], threading.Event()
-
-    def read_stderr():
-        for raw in iter(proc.stderr.readline, b""):
-            line = raw.decode("utf-8", "replace")
-            stderr_lines.append(line)
-            if BANNER_RE.match(line.rstrip("\n")):
-                attached.set()
-    reader = threading.Thread(target=read_stderr, daemon=True)
-    reader.start()
+    reader = read_stderr_lines(proc, stderr_lines, attached)
     try:
         if not attached.wait(timeout=20):
             return "FAIL", "no start banner within 20 s\nstderr:\n" + indent("".join(stderr_lines))
@@ -1407,6 +1399,33 @@ def lost_increments(stderr):
     return [int(n) for n in re.findall(r'^Lost (\d+) events$', stderr, re.M)]
 
 
+def read_stderr_lines(proc, lines, attached):
+    """A started thread that appends proc's stderr lines to lines and sets
+    the event attached at the start banner."""
+    def read():
+        for raw in iter(proc.stderr.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            lines.append(line)
+            if BANNER_RE.match(line.rstrip("\n")):
+                attached.set()
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+def getppid_counter(tmp, name, sanitized):
+    """getppid_loop copied to tmp/NAME, a program that prints `e N` for each
+    of its calls and counts them in @n, and the environment to run sonde in."""
+    generator = os.path.join(tmp, name)
+    shutil.copy(build_tool("getppid_loop"), generator)
+    program = ('tracepoint:syscalls:sys_enter_getppid /comm == "%s"/ '
+               '{ @n = count(); printf("e %%d\\n", @n); }' % name)
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    return generator, program, env
+
+
 def special_slow_reader(sonde, testing_bpftrace, sanitized, sondes=1):
     """SIGINT while sonde's writes are blocked on a reader that does not
     read yet: once the reader catches up, every event is printed or reported
@@ -1415,14 +1434,7 @@ def special_slow_reader(sonde, testing_bpftrace, sanitized, sondes=1):
         return "SKIP", "counts sonde's Lost reports"
     calls = 20000
     tmp = tempfile.mkdtemp(prefix="sonde-slow-")
-    name = "slowread%d" % sondes
-    generator = os.path.join(tmp, name)
-    shutil.copy(build_tool("getppid_loop"), generator)
-    program = ('tracepoint:syscalls:sys_enter_getppid /comm == "%s"/ '
-               '{ @n = count(); printf("e %%d\\n", @n); }' % name)
-    env = dict(os.environ)
-    if sanitized:
-        env.update(SANITIZER_ENV)
+    generator, program, env = getppid_counter(tmp, "slowread%d" % sondes, sanitized)
     gate = threading.Event()
     procs = [Process([sonde, "-e", program], env=env, stdout_gate=gate) for _ in range(sondes)]
     try:
@@ -1453,6 +1465,132 @@ def special_slow_reader(sonde, testing_bpftrace, sanitized, sondes=1):
     if problems:
         return "FAIL", "generated %d each\n%s" % (calls, "\n".join(problems))
     return "PASS", "\n".join(summary)
+
+
+def libc_path():
+    """The C library the generators link, as a uprobe's path."""
+    out = subprocess.run(["ldd", build_tool("malloc_loop")], capture_output=True, text=True).stdout
+    found = re.search(r"libc\.so\.6 => (\S+)", out)
+    return os.path.realpath(found.group(1)) if found else None
+
+
+def special_stop_under_flood(sonde, testing_bpftrace, sanitized):
+    """A uprobe on libc's malloc that prints every call, flooded by two
+    processes: SIGINT stops sonde within a second (the drains have a budget
+    and a stop goes first), what was not printed is reported (Lost N events,
+    or N events not printed), and sonde's own mallocs are not traced (the
+    feedback loop that made it unstoppable: none of its lines name it)."""
+    if testing_bpftrace:
+        return "SKIP", "bpftrace 0.17 traces its own mallocs"
+    libc = libc_path()
+    if not libc:
+        return "SKIP", "no libc.so.6 in ldd's output"
+    tmp = tempfile.mkdtemp(prefix="sonde-flood-")
+    generator = os.path.join(tmp, "mflood")
+    shutil.copy(build_tool("malloc_loop"), generator)
+    out = os.path.join(tmp, "out")
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    program = 'uprobe:%s:malloc { printf("%%s %%d\\n", comm, pid); }' % libc
+    proc = Process([sonde, "-o", out, "-e", program], env=env)
+    floods = []
+    try:
+        if not proc.attached.wait(timeout=60):
+            return "FAIL", "no start banner within 60 s\nstderr:\n" + indent(proc.stderr())
+        floods = [subprocess.Popen([generator, "30"], stdout=subprocess.DEVNULL)
+                  for _ in range(2)]
+        time.sleep(2.0)
+        start = time.monotonic()
+        proc.interrupt()
+        code, timed_out = proc.wait(20)
+        took = time.monotonic() - start
+    finally:
+        for flood in floods:
+            flood.kill()
+            flood.wait()
+    stderr = proc.stderr()
+    counts = {}
+    with open(out, errors="replace") as f:
+        for line in f:
+            counts[line.split(" ")[0]] = counts.get(line.split(" ")[0], 0) + 1
+    shutil.rmtree(tmp, ignore_errors=True)
+    lost = sum(lost_increments(stderr))
+    unprinted = sum(int(n) for n in re.findall(r"^sonde: (\d+) events were not printed", stderr, re.M))
+    details = "stopped in %.2f s, exit %s, printed %s, lost %d, not printed %d" % (
+        took, code, counts, lost, unprinted)
+    if timed_out or code != 0 or took > 1.0:
+        return "FAIL", details + "\nstderr:\n" + indent(stderr[-2000:])
+    if counts.get("mflood", 0) == 0 or lost + unprinted == 0:
+        return "FAIL", "expected mflood's lines and a loss report: " + details
+    if any(comm.startswith("sonde") for comm in counts):
+        return "FAIL", "sonde traced its own mallocs: " + details
+    if sanitized and SANITIZER_RE.search(stderr):
+        return "FAIL", "sanitizer report\n" + indent(stderr)
+    return "PASS", details
+
+
+def special_stop_trickle_reader(sonde, testing_bpftrace, sanitized):
+    """SIGINT with 20,000 lines waiting and a reader that takes 4 KiB every
+    100 ms: sonde prints for a moment, then consumes the rest unprinted and
+    says how many, and exits within about a second. Every event is printed,
+    reported lost, or reported not printed; @n (its own count) agrees."""
+    if testing_bpftrace:
+        return "SKIP", "counts sonde's reports"
+    calls = 20000
+    tmp = tempfile.mkdtemp(prefix="sonde-trickle-")
+    generator, program, env = getppid_counter(tmp, "trickle", sanitized)
+    proc = subprocess.Popen([sonde, "-e", program], env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    chunks, errors = [], []
+    attached = threading.Event()
+
+    def read_stdout():
+        attached.wait()
+        while True:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                return
+            chunks.append(chunk)
+            time.sleep(0.1)
+
+    readers = [threading.Thread(target=read_stdout, daemon=True)]
+    readers[0].start()
+    readers.append(read_stderr_lines(proc, errors, attached))
+    try:
+        if not attached.wait(timeout=60):
+            proc.kill()
+            return "FAIL", "no start banner within 60 s\nstderr:\n" + indent("".join(errors))
+        subprocess.run([generator, str(calls)], check=True, timeout=60)
+        time.sleep(0.1)
+        start = time.monotonic()
+        os.kill(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=30)
+        took = time.monotonic() - start
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return "FAIL", "sonde did not stop within 30 s of SIGINT"
+    finally:
+        for reader in readers:
+            reader.join(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+    stdout = b"".join(chunks).decode("utf-8", "replace")
+    stderr = "".join(errors)
+    printed = len(re.findall(r"^e \d+$", stdout, re.M))
+    counted = [int(n) for n in re.findall(r"^@n: (\d+)$", stdout, re.M)]
+    lost = sum(lost_increments(stderr))
+    unprinted = sum(int(n) for n in re.findall(r"^sonde: (\d+) events were not printed", stderr, re.M))
+    details = "stopped in %.2f s, exit %d, printed %d, lost %d, not printed %d, @n %s" % (
+        took, code, printed, lost, unprinted, counted)
+    # 150 KiB of lines at 40 KiB/s: more than a second's worth; the last of
+    # what was printed waits in the pipe after sonde has gone
+    if code != 0 or took > 1.5 or counted != [calls] or printed + lost + unprinted != calls \
+            or unprinted == 0:
+        return "FAIL", details + "\nstderr:\n" + indent(stderr[-2000:])
+    if sanitized and SANITIZER_RE.search(stderr):
+        return "FAIL", "sanitizer report\n" + indent(stderr)
+    return "PASS", details
 
 
 def special_write_errors(sonde, testing_bpftrace, sanitized):
@@ -2103,6 +2241,10 @@ def run_special(report, args, binaries, testing_bpftrace):
               lambda b, s: special_slow_reader(b, testing_bpftrace, s)),
              ("special/sigint-slow-reader-8-sondes",
               lambda b, s: special_slow_reader(b, testing_bpftrace, s, sondes=8)),
+             ("special/stop-under-flood",
+              lambda b, s: special_stop_under_flood(b, testing_bpftrace, s)),
+             ("special/stop-trickle-reader",
+              lambda b, s: special_stop_trickle_reader(b, testing_bpftrace, s)),
              ("special/write-errors-reported", lambda b, s: special_write_errors(b, testing_bpftrace, s)),
              ("special/output-file-kept-on-failure",
               lambda b, s: special_output_kept(b, testing_bpftrace, s)),

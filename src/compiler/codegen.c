@@ -998,9 +998,11 @@ static void gen_prologue(struct codegen *gen)
 	/* pid/tid read several times (predicate, key, delete): one helper call.
 	 * The count includes the -p filter, which reads the pid too. */
 	gen->pid_tgid_reg = -1;
+	pid_t target = gen->point->provider->no_task_context ? 0 : gen->sema->options->target_pid;
+	/* with -p, the uprobe is attached to that process alone */
+	pid_t own = gen->point->provider->user_space && !target ? gen->sema->options->own_pid : 0;
 	int pid_reads = count_pid_reads(gen->probe->node->predicate) +
-			count_pid_reads(gen->probe->node->body) +
-			(gen->sema->options->target_pid && !gen->point->provider->no_task_context ? 1 : 0);
+			count_pid_reads(gen->probe->node->body) + (target ? 1 : 0) + (own ? 1 : 0);
 	if (pid_reads >= 2)
 		gen->pid_tgid_reg = gen_helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 	gen->exit_label = ir_new_label(&gen->fn);
@@ -1026,8 +1028,7 @@ static void gen_prologue(struct codegen *gen)
 	}
 	/* a pointer to this area is what loop callbacks receive */
 	gen->vars_base = -gen->fn.stack_size;
-	pid_t target = gen->point->provider->no_task_context ? 0 : gen->sema->options->target_pid;
-	if (target) {
+	if (target || own) {
 		int pid;
 		if (gen->pid_tgid_reg >= 0) {
 			pid = ir_new_vreg(&gen->fn);
@@ -1036,7 +1037,10 @@ static void gen_prologue(struct codegen *gen)
 			pid = gen_helper_value(gen, BPF_FUNC_get_current_pid_tgid);
 		}
 		ir_alu_imm(&gen->fn, BPF_RSH, pid, 32);
-		ir_jump_if_imm(&gen->fn, BPF_JNE, pid, target, gen->exit_label);
+		if (target)
+			ir_jump_if_imm(&gen->fn, BPF_JNE, pid, target, gen->exit_label);
+		else
+			ir_jump_if_imm(&gen->fn, BPF_JEQ, pid, own, gen->exit_label);
 	}
 	struct node *predicate = gen->probe->node->predicate;
 	if (predicate) {

@@ -39,6 +39,10 @@ struct compile_options {
 	bool *named_used;       /* named_count flags, set for each one a getopt() reads; NULL = none */
 	pid_t target_pid;       /* -p: every probe filters on this pid; 0 = none */
 	pid_t child_pid;        /* -c: value of cpid; 0 = none */
+	/* User-space probes (uprobes, USDT) skip this process's events: sonde
+	 * itself, whose own malloc() while printing would feed a probe on
+	 * malloc without end. 0 = none (golden listings, fuzzing). */
+	pid_t own_pid;
 	bool unsafe;            /* --unsafe allows system() and signal() */
 	int max_strlen;         /* bytes of a string value (SONDE_MAX_STRLEN); 0 = the config
 				 * block's, else 64 */

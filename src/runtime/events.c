@@ -53,6 +53,11 @@
 /* Longest a poll may spend handling records before returning to the caller
  * (which must notice Ctrl-C and the end of the -c child). */
 #define EVENTS_BATCH_BUDGET_NS 100000000ull
+/* After a stop signal, the longest the last drain prints what is left in
+ * the ring: the user asked to stop, and a probe that fires on everything
+ * (malloc) leaves more than a second's printing behind. The rest is
+ * consumed unprinted and counted. */
+#define EVENTS_STOP_BUDGET_NS 300000000ull
 /* What the record callback returns to end a batch early. libbpf has already
  * consumed the record by then, so nothing is lost or seen twice. */
 #define EVENTS_BATCH_CUT (-ECANCELED)
@@ -89,7 +94,10 @@ struct event_loop {
 	uint64_t *helper_errors;     /* by program.helper_sites site (-k): counted so far */
 	int lost_reports;
 	uint64_t lost_checked_ns;
-	bool batch_limited;          /* inside event_loop_poll: honour the budget */
+	const volatile sig_atomic_t *stop; /* set by a stop signal: batches end at once */
+	bool discarding;             /* stopped: consume and count, do not act */
+	uint64_t discarded;          /* records consumed unprinted because of a stop */
+	bool batch_limited;          /* inside a poll or drain: honour the budget and the stop */
 	uint64_t batch_deadline_ns;
 	uint64_t batch_budget_ns;    /* EVENTS_BATCH_BUDGET_NS unless the loop serves scrapes */
 };
@@ -419,6 +427,10 @@ static int events_handle(void *context, void *data, size_t size)
 		symbols_user_prepare((pid_t)pid);
 		return 0;
 	}
+	if (loop->discarding) {
+		loop->discarded++;
+		return 0;
+	}
 	if (loop->muted)
 		return 0;
 
@@ -522,8 +534,9 @@ static int events_handle(void *context, void *data, size_t size)
 		break;
 	}
 	/* A ring that refills as fast as it drains would otherwise keep
-	 * ring_buffer__poll() busy for ever. */
-	if (loop->batch_limited && monotonic_ns() > loop->batch_deadline_ns)
+	 * ring_buffer__poll() busy for ever; a stop goes before the rest. */
+	if (loop->batch_limited &&
+	    ((loop->stop && *loop->stop) || monotonic_ns() > loop->batch_deadline_ns))
 		return EVENTS_BATCH_CUT;
 	return 0;
 }
@@ -833,17 +846,57 @@ void event_loop_set_batch_budget(struct event_loop *loop, uint64_t budget_ns)
 	loop->batch_budget_ns = budget_ns;
 }
 
-void event_loop_drain(struct event_loop *loop)
+void event_loop_set_stop_flag(struct event_loop *loop, const volatile sig_atomic_t *stop)
 {
-	/* consume() reads until the ring is empty; another call picks up what
-	 * was committed while the last was printing. Bounded, because probes
-	 * that are still attached could keep it busy forever. */
+	loop->stop = stop;
+}
+
+/* consume() reads until the ring is empty, or until the record callback
+ * cuts the batch (budget spent, stop signal); another call picks up what
+ * was committed while the last was printing. */
+static void events_consume(struct event_loop *loop, uint64_t budget_ns, bool limited)
+{
+	loop->batch_limited = limited;
+	loop->batch_deadline_ns = monotonic_ns() + budget_ns;
 	for (int round = 0; loop->ring && round < 64; round++) {
 		if (ring_buffer__consume(loop->ring) <= 0)
 			break;
 	}
+	loop->batch_limited = false;
+}
+
+void event_loop_drain(struct event_loop *loop)
+{
+	/* probes still attached could keep the ring full for ever */
+	events_consume(loop, loop->batch_budget_ns, true);
 	fflush(loop->output.file);
 	events_check_exit(loop);
+}
+
+void event_loop_drain_last(struct event_loop *loop, bool stopped)
+{
+	if (!stopped) {
+		/* nothing adds to the ring any more: all of it is printed */
+		events_consume(loop, 0, false);
+	} else {
+		const volatile sig_atomic_t *stop = loop->stop;
+
+		/* the stop signal has been seen: only the budget ends this */
+		loop->stop = NULL;
+		events_consume(loop, EVENTS_STOP_BUDGET_NS, true);
+		loop->discarding = true;
+		events_consume(loop, 0, false);
+		loop->discarding = false;
+		loop->stop = stop;
+	}
+	fflush(loop->output.file);
+	events_check_exit(loop);
+	if (loop->discarded) {
+		fprintf(runtime_status_stream(loop->options, &loop->output),
+			"sonde: %llu events were not printed: the run was stopped while they "
+			"waited in the ring buffer\n", (unsigned long long)loop->discarded);
+		loop->discarded = 0;
+	}
 }
 
 bool event_loop_exit_pending(struct event_loop *loop)

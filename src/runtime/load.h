@@ -6,6 +6,7 @@
 #ifndef SONDE_RUNTIME_LOAD_H
 #define SONDE_RUNTIME_LOAD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,8 +50,15 @@ int event_loop_poll(struct event_loop *loop, int timeout_ms);
 int event_loop_fd(const struct event_loop *loop);
 /* The longest one poll spends on records before returning (default 100 ms). */
 void event_loop_set_batch_budget(struct event_loop *loop, uint64_t budget_ns);
-/* Handles every record already in the ring buffer without waiting. */
+/* Batches end at once when *stop is set (a stop signal's flag). */
+void event_loop_set_stop_flag(struct event_loop *loop, const volatile sig_atomic_t *stop);
+/* Handles the records already in the ring buffer without waiting, for at
+ * most one batch budget and not past a stop. */
 void event_loop_drain(struct event_loop *loop);
+/* Once nothing adds to the ring (the probes detached): handles every record
+ * in it; after a stop signal (stopped), only for a moment, then consumes the
+ * rest unprinted and says how many. */
+void event_loop_drain_last(struct event_loop *loop, bool stopped);
 /* Whether a program called exit(), from its map slot: without consuming the
  * records (they may wait for the banner). */
 bool event_loop_exit_pending(struct event_loop *loop);

@@ -650,6 +650,7 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	state.events = event_loop_new(program, options, state.output.file);
 	if (!state.events)
 		goto fail;
+	event_loop_set_stop_flag(state.events, &run_stop_signal);
 	run_open_target(&state);
 
 	/* BEGIN runs before anything is attached, but its records wait in the
@@ -682,7 +683,7 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	 * exit(), printed otherwise). */
 	run_stop_probes(&state);
 	run_detach(&state);
-	event_loop_drain(state.events);
+	event_loop_drain_last(state.events, run_stop_signal != 0);
 	event_loop_exit_requested(state.events, &exit_code);
 	/* After a failed write the run stops: END and the maps would only
 	 * fail the same way. */
@@ -690,7 +691,7 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		event_loop_resume_output(state.events);
 		if (run_special_probes(&state, PROBE_ROLE_END) < 0)
 			exit_code = 1;
-		event_loop_drain(state.events);
+		event_loop_drain_last(state.events, false);
 	}
 	event_loop_check_lost(state.events, true);
 	/* SONDE_PRINT_MAPS_ON_EXIT, else the config block's print_maps_on_exit */
