@@ -851,21 +851,6 @@ static int run_tool(const struct tool *tool, int argc, char **argv,
 	cli.watch_pid = run.watch_pid;
 	cli.max_strlen = run.header.max_strlen;
 	if (run.picture_path) {
-		/* the picture is written at the end: a path that cannot be is
-		 * said now, not after the tracing */
-		char *directory = xstrdup(run.picture_path);
-		char *slash = strrchr(directory, '/');
-		if (slash)
-			slash[slash == directory ? 1 : 0] = '\0';
-		bool writable = access(slash ? directory : ".", W_OK) == 0;
-		free(directory);
-		if (!writable) {
-			fprintf(stderr, "%s: cannot write --%s %s: %s\n", tool->name,
-				strcmp(run.header.picture_kind, "flamegraph") == 0 ? "svg" : "heatmap",
-				run.picture_path, strerror(errno));
-			tool_run_free(&run);
-			return 1;
-		}
 		cli.picture.kind = strcmp(run.header.picture_kind, "flamegraph") == 0
 					   ? PICTURE_FLAMEGRAPH : PICTURE_HEATMAP;
 		cli.picture.path = run.picture_path;

@@ -40,6 +40,7 @@ import shlex
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -1399,6 +1400,15 @@ def lost_increments(stderr):
     return [int(n) for n in re.findall(r'^Lost (\d+) events$', stderr, re.M)]
 
 
+def sonde_env(sanitized):
+    """The environment to run sonde in: the sanitizers' options for a
+    sanitized build."""
+    env = dict(os.environ)
+    if sanitized:
+        env.update(SANITIZER_ENV)
+    return env
+
+
 def read_stderr_lines(proc, lines, attached):
     """A started thread that appends proc's stderr lines to lines and sets
     the event attached at the start banner."""
@@ -1420,10 +1430,7 @@ def getppid_counter(tmp, name, sanitized):
     shutil.copy(build_tool("getppid_loop"), generator)
     program = ('tracepoint:syscalls:sys_enter_getppid /comm == "%s"/ '
                '{ @n = count(); printf("e %%d\\n", @n); }' % name)
-    env = dict(os.environ)
-    if sanitized:
-        env.update(SANITIZER_ENV)
-    return generator, program, env
+    return generator, program, sonde_env(sanitized)
 
 
 def special_slow_reader(sonde, testing_bpftrace, sanitized, sondes=1):
@@ -1489,9 +1496,7 @@ def special_stop_under_flood(sonde, testing_bpftrace, sanitized):
     generator = os.path.join(tmp, "mflood")
     shutil.copy(build_tool("malloc_loop"), generator)
     out = os.path.join(tmp, "out")
-    env = dict(os.environ)
-    if sanitized:
-        env.update(SANITIZER_ENV)
+    env = sonde_env(sanitized)
     program = 'uprobe:%s:malloc { printf("%%s %%d\\n", comm, pid); }' % libc
     proc = Process([sonde, "-o", out, "-e", program], env=env)
     floods = []
@@ -1595,6 +1600,123 @@ def special_stop_trickle_reader(sonde, testing_bpftrace, sanitized):
     if sanitized and SANITIZER_RE.search(stderr):
         return "FAIL", "sanitizer report\n" + indent(stderr)
     return "PASS", details
+
+
+def special_output_files_hostile(sonde, testing_bpftrace, sanitized):
+    """Every file sonde writes (--svg, --heatmap, -o) goes where the user
+    meant and nowhere else, all inside a temporary directory: a FIFO with no
+    reader is refused before tracing and one with a reader gets the whole
+    picture; a symbolic link to a file is neither followed nor replaced;
+    symbolic links planted at the temporary names sonde once used
+    (FILE.tmpPID) are left alone and every file sonde creates there is
+    created exclusively (strace); a private copy of /dev/full stays a device
+    and the failed write exits non-zero; /dev/stdout writes into sonde's
+    stdout; a directory is refused. Each refusal is one sentence naming the
+    option, and nothing is attached for it. (A link to /proc/self/fd/1 made
+    in the directory stands for /dev/stdout, which an old build replaced.)"""
+    if testing_bpftrace:
+        return "SKIP", "sonde's tools and their --svg"
+    env = sonde_env(sanitized)
+    tmp = tempfile.mkdtemp(prefix="sonde-outfiles-")
+    problems, summary = [], []
+
+    def path(name):
+        return os.path.join(tmp, name)
+
+    def run(label, argv, expect_code, expect_stderr, refused_early=False, stdout=None,
+            prefix=()):
+        run_env = dict(env)
+        if prefix and sanitized:
+            # LeakSanitizer cannot work under ptrace
+            run_env["ASAN_OPTIONS"] = run_env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+        proc = subprocess.run(list(prefix) + [sonde] + argv, env=run_env, stdin=subprocess.DEVNULL,
+                              stdout=stdout or subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=60, cwd=tmp)
+        stderr = proc.stderr.decode("utf-8", "replace")
+        summary.append("%s: exit %d" % (label, proc.returncode))
+        if (proc.returncode == 0) != (expect_code == 0) or not re.search(expect_stderr, stderr):
+            problems.append("%s: exit %d, expected %s and stderr matching %r:\n%s" % (
+                label, proc.returncode, "0" if expect_code == 0 else "non-zero", expect_stderr,
+                indent(stderr)))
+        if refused_early and "Attached" in stderr:
+            problems.append("%s: refused only after attaching:\n%s" % (label, indent(stderr)))
+        if sanitized and SANITIZER_RE.search(stderr):
+            problems.append("%s: sanitizer report\n%s" % (label, indent(stderr)))
+        return stderr
+
+    svg = ["profile", "-F", "49", "--svg"]
+    once = ["-e", 'BEGIN { printf("written\\n"); exit(); }']
+    try:
+        os.mkfifo(path("fifo"))
+        run("fifo without reader", svg + ["fifo", "1"], 1,
+            r"^sonde: --svg fifo: no process has the FIFO open for reading$", refused_early=True)
+        reader = subprocess.Popen(["cat", path("fifo")], stdout=subprocess.PIPE)
+        time.sleep(0.2)
+        run("fifo with reader", svg + ["fifo", "1"], 0, r"Wrote a flame graph .* to fifo")
+        got = reader.communicate(timeout=30)[0].decode("utf-8", "replace")
+        if not got.rstrip().endswith("</svg>") or got.count("<svg") != 1:
+            problems.append("fifo with reader: not one whole SVG (%d bytes)" % len(got))
+        if not stat.S_ISFIFO(os.lstat(path("fifo")).st_mode):
+            problems.append("the FIFO was replaced")
+
+        with open(path("victim"), "w") as f:
+            f.write("keep\n")
+        os.symlink("victim", path("link"))
+        run("svg through a link", svg + ["link", "1"], 1,
+            r"^sonde: --svg link: is a symbolic link; .*name the file itself$", refused_early=True)
+        run("-o through a link", ["-o", "link"] + once, 1,
+            r"^sonde: -o link: is a symbolic link; .*name the file itself$", refused_early=True)
+        run("heatmap through a link", ["runqlat", "--heatmap", "link", "1", "1"], 1,
+            r"^sonde: --heatmap link: is a symbolic link", refused_early=True)
+        if open(path("victim")).read() != "keep\n" or not os.path.islink(path("link")):
+            problems.append("the link or its target changed")
+
+        # the names the old code wrote first, for the next thousand pids
+        first = int(open("/proc/sys/kernel/ns_last_pid").read())
+        for pid in range(first, first + 1000):
+            os.symlink("victim", path("out.svg.tmp%d" % pid))
+        trace = path("strace.out")
+        run("planted links", svg + [path("out.svg"), "1"], 0, r"Wrote a flame graph .* to /.*/out\.svg",
+            prefix=["strace", "-f", "-qq", "-e", "trace=openat,open,creat", "-o", trace])
+        if open(path("victim")).read() != "keep\n":
+            problems.append("a planted link was followed")
+        if not open(path("out.svg")).read().rstrip().endswith("</svg>"):
+            problems.append("out.svg is not a whole SVG")
+        creates = [line for line in open(trace) if "O_CREAT" in line and tmp in line]
+        loose = [line for line in creates if "O_EXCL" not in line]
+        summary.append("planted links: %d files created in the directory, %d not exclusively"
+                       % (len(creates), len(loose)))
+        if not creates or loose:
+            problems.append("files created without O_EXCL:\n" + indent("".join(loose)))
+
+        os.mknod(path("full"), 0o600 | stat.S_IFCHR, os.makedev(1, 7))
+        run("a copy of /dev/full", svg + ["full", "1"], 1,
+            r"writing the flame graph to full failed: No space left on device")
+        run("-o a copy of /dev/full", ["-o", "full"] + once, 1,
+            r"writing to full failed: No space left on device")
+        if not stat.S_ISCHR(os.lstat(path("full")).st_mode):
+            problems.append("the device was replaced")
+
+        # /dev/stdout's own kind of link, made here: a build that replaces
+        # links must not get the chance to replace the system's
+        os.symlink("/proc/self/fd/1", path("my-stdout"))
+        with open(path("stdout"), "wb") as out:
+            run("a link to stdout", svg + ["my-stdout", "1"], 0,
+                r"Wrote a flame graph .* to my-stdout", stdout=out)
+        text = open(path("stdout")).read()
+        if text.count("<svg") != 1 or not text.rstrip().endswith("</svg>"):
+            problems.append("a link to stdout: not one whole SVG in stdout")
+        if not os.path.islink(path("my-stdout")) or os.readlink(path("my-stdout")) != "/proc/self/fd/1":
+            problems.append("the link to stdout was replaced")
+
+        os.mkdir(path("dir"))
+        run("a directory", svg + ["dir", "1"], 1, r"^sonde: --svg dir: is a directory$",
+            refused_early=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "\n".join(summary)
 
 
 def special_write_errors(sonde, testing_bpftrace, sanitized):
@@ -2249,6 +2371,8 @@ def run_special(report, args, binaries, testing_bpftrace):
               lambda b, s: special_stop_under_flood(b, testing_bpftrace, s)),
              ("special/stop-trickle-reader",
               lambda b, s: special_stop_trickle_reader(b, testing_bpftrace, s)),
+             ("special/output-files-hostile",
+              lambda b, s: special_output_files_hostile(b, testing_bpftrace, s)),
              ("special/write-errors-reported", lambda b, s: special_write_errors(b, testing_bpftrace, s)),
              ("special/output-file-kept-on-failure",
               lambda b, s: special_output_kept(b, testing_bpftrace, s)),

@@ -5,7 +5,7 @@
 # Prints one line for everything it does; fast when there is nothing to do.
 set -eu
 
-PACKAGES="build-essential linux-libc-dev libbpf-dev libelf-dev zlib1g-dev libssl-dev libcrypt-dev bpftool bpftrace python3 systemtap-sdt-dev openssl libbpf-tools libiberty-dev g++ nodejs chromium prometheus curl man-db clang libclang-rt-14-dev xfsprogs btrfs-progs"
+PACKAGES="build-essential linux-libc-dev libbpf-dev libelf-dev zlib1g-dev libssl-dev libcrypt-dev bpftool bpftrace python3 systemtap-sdt-dev openssl libbpf-tools libiberty-dev g++ nodejs chromium prometheus curl man-db clang libclang-rt-14-dev xfsprogs btrfs-progs strace"
 
 if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo

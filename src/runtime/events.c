@@ -542,7 +542,7 @@ static int events_handle(void *context, void *data, size_t size)
 }
 
 struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options,
-				  FILE *out)
+				  FILE *out, struct outfile *picture_file)
 {
 	struct event_loop *loop = xcalloc(1, sizeof(*loop));
 	struct map_desc *map;
@@ -555,6 +555,7 @@ struct event_loop *event_loop_new(struct program *program, const struct runtime_
 	if (options->picture.kind != PICTURE_NONE) {
 		loop->picture.request = options->picture;
 		loop->output.picture = &loop->picture;
+		picture_init(&loop->picture, picture_file);
 	}
 	loop->lost_fd = -1;
 	loop->batch_budget_ns = EVENTS_BATCH_BUDGET_NS;
@@ -897,6 +898,11 @@ void event_loop_drain_last(struct event_loop *loop, bool stopped)
 			"waited in the ring buffer\n", (unsigned long long)loop->discarded);
 		loop->discarded = 0;
 	}
+}
+
+int event_loop_finish_picture(struct event_loop *loop)
+{
+	return picture_finish(&loop->picture);
 }
 
 bool event_loop_exit_pending(struct event_loop *loop)

@@ -37,9 +37,10 @@ void load_close(struct program *program);
 struct event_loop;
 
 /* Sets up the ring-buffer consumer (when the program has a ring buffer) and
- * the lost-event counter. Returns NULL and prints on failure. */
+ * the lost-event counter; a picture (options->picture) is written to
+ * picture_file, prepared by the caller. Returns NULL and prints on failure. */
 struct event_loop *event_loop_new(struct program *program, const struct runtime_options *options,
-				  FILE *out);
+				  FILE *out, struct outfile *picture_file);
 void event_loop_free(struct event_loop *loop);
 /* Waits up to timeout_ms for records and handles every one available; also
  * checks the lost counter at most every 100 ms. Returns records handled or
@@ -59,6 +60,9 @@ void event_loop_drain(struct event_loop *loop);
  * in it; after a stop signal (stopped), only for a moment, then consumes the
  * rest unprinted and says how many. */
 void event_loop_drain_last(struct event_loop *loop, bool stopped);
+/* Writes the picture (--svg, --heatmap) where it waits for the end: 0, or
+ * -1 if any write of it failed. */
+int event_loop_finish_picture(struct event_loop *loop);
 /* Whether a program called exit(), from its map slot: without consuming the
  * records (they may wait for the banner). */
 bool event_loop_exit_pending(struct event_loop *loop);

@@ -4,16 +4,20 @@
  * histograms print_log2_hist()/print_linear_hist() print, one column per
  * interval.
  *
- * The file is written anew each time the printer runs (through a temporary
- * file renamed over it), so it always holds a whole picture of what was
- * printed so far, whenever the run ends. A heat map's column gathers the
+ * The file is written anew each time the printer runs (outfile_replace():
+ * a temporary file renamed over it), so it always holds a whole picture of
+ * what was printed so far, whenever the run ends. A device or FIFO
+ * (/dev/stdout) cannot be rewritten: it gets the last picture once, when
+ * the run ends (picture_finish). Where the file goes is decided, and
+ * refused if it cannot be written, before anything is loaded (run.c).
+ *
+ * A heat map's column gathers the
  * printer calls of one interval: a tool may print several histograms per
  * interval (runqlat's system-wide one and its per-process ones, only one
  * of them filled), so calls less than half a second apart share a column.
  */
 #include "runtime/runtime.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,27 +29,11 @@
 
 #define PICTURE_COLUMN_GAP_NS 500000000ull
 
-/* Writes svg to the picture's file; 0 or -errno. */
-static int picture_write(const struct picture *picture, const struct strbuf *svg)
+void picture_init(struct picture *picture, struct outfile *file)
 {
-	char *temporary = xasprintf("%s.tmp%d", picture->request.path, (int)getpid());
-	FILE *file = fopen(temporary, "w");
-	int err = 0;
-
-	if (!file) {
-		err = -errno;
-	} else {
-		if (svg->length && fwrite(svg->data, 1, svg->length, file) != svg->length)
-			err = -errno;
-		if (fclose(file) != 0 && !err)
-			err = -errno;
-		if (!err && rename(temporary, picture->request.path) != 0)
-			err = -errno;
-	}
-	if (err)
-		unlink(temporary);
-	free(temporary);
-	return err;
+	picture->file = file;
+	strbuf_init(&picture->pending);
+	strbuf_init(&picture->note);
 }
 
 static void picture_report(struct picture *picture, int err, const char *what)
@@ -55,6 +43,39 @@ static void picture_report(struct picture *picture, int err, const char *what)
 			strerror(-err));
 		picture->failed = true;
 	}
+}
+
+/* Writes svg to the picture's file, or keeps it for the end when the file
+ * is a device or FIFO; then says what the note says, if anything. */
+static void picture_write(struct picture *picture, struct strbuf *svg, const char *what)
+{
+	if (picture->file->kind == OUTFILE_IN_PLACE) {
+		struct strbuf last = picture->pending;
+		picture->pending = *svg;
+		*svg = last;
+		picture->pending_what = what;
+		return;
+	}
+	int err = outfile_replace(picture->file, svg->data ? svg->data : "", svg->length);
+	picture_report(picture, err, what);
+	if (err == 0 && picture->note.length)
+		fputs(picture->note.data, stderr);
+}
+
+int picture_finish(struct picture *picture)
+{
+	if (picture->request.kind == PICTURE_NONE)
+		return 0;
+	if (picture->file->kind == OUTFILE_IN_PLACE && picture->pending_what) {
+		int err = outfile_replace(picture->file,
+					  picture->pending.data ? picture->pending.data : "",
+					  picture->pending.length);
+		picture_report(picture, err, picture->pending_what);
+		if (err == 0 && picture->note.length)
+			fputs(picture->note.data, stderr);
+		picture->pending_what = NULL;
+	}
+	return picture->failed ? -1 : 0;
 }
 
 void picture_flamegraph(struct picture *picture, const struct folded_set *stacks)
@@ -70,17 +91,15 @@ void picture_flamegraph(struct picture *picture, const struct folded_set *stacks
 		fprintf(stderr, "drawing the flame graph failed: %s\n", error ? error : strerror(-err));
 		free(error);
 	} else {
-		err = picture_write(picture, &svg);
-		picture_report(picture, err, "flame graph");
-		if (err == 0) {
-			uint64_t samples = 0;
-			for (int i = 0; i < stacks->stacks.count; i++)
-				samples += stacks->stacks.items[i].count;
-			fprintf(stderr, "Wrote a flame graph of %d stacks (%llu %s) to %s\n",
-				stacks->stacks.count, (unsigned long long)samples,
-				picture->request.count_name ? picture->request.count_name : "samples",
-				picture->request.path);
-		}
+		uint64_t samples = 0;
+		for (int i = 0; i < stacks->stacks.count; i++)
+			samples += stacks->stacks.items[i].count;
+		strbuf_reset(&picture->note);
+		strbuf_printf(&picture->note, "Wrote a flame graph of %d stacks (%llu %s) to %s\n",
+			      stacks->stacks.count, (unsigned long long)samples,
+			      picture->request.count_name ? picture->request.count_name : "samples",
+			      picture->request.path);
+		picture_write(picture, &svg, "flame graph");
 	}
 	strbuf_free(&svg);
 }
@@ -122,7 +141,7 @@ void picture_heatmap_end(struct picture *picture)
 		fprintf(stderr, "drawing the heat map failed: %s\n", error ? error : strerror(-err));
 		free(error);
 	} else {
-		picture_report(picture, picture_write(picture, &svg), "heat map");
+		picture_write(picture, &svg, "heat map");
 	}
 	strbuf_free(&svg);
 }
@@ -130,4 +149,8 @@ void picture_heatmap_end(struct picture *picture)
 void picture_free(struct picture *picture)
 {
 	heatmap_free(&picture->heatmap);
+	if (picture->request.kind == PICTURE_NONE)
+		return;
+	strbuf_free(&picture->pending);
+	strbuf_free(&picture->note);
 }

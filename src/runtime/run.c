@@ -86,6 +86,8 @@ struct run_state {
 	int refused;            /* wildcard-matched probes the kernel refused, skipped */
 	struct server *server;  /* sonde serve; NULL otherwise */
 	struct metrics *metrics;
+	struct outfile output_target;  /* -o FILE, prepared before anything loads */
+	struct outfile picture_target; /* --svg / --heatmap FILE, likewise */
 };
 
 static void run_install_signals(struct run_state *state)
@@ -508,6 +510,32 @@ static void run_wait(struct run_state *state)
 	}
 }
 
+/* Decides how -o's and the picture's files are written, and refuses what
+ * cannot be, before anything is loaded (outfile.h). 0, or -1 after saying
+ * why. */
+static int run_prepare_files(struct run_state *state)
+{
+	const struct runtime_options *options = state->options;
+	const char *paths[] = { options->output_path,
+				options->picture.kind != PICTURE_NONE ? options->picture.path : NULL };
+	const char *names[] = { "-o", options->picture.kind == PICTURE_FLAMEGRAPH ? "--svg"
+								: "--heatmap" };
+	struct outfile *targets[] = { &state->output_target, &state->picture_target };
+
+	for (int i = 0; i < 2; i++) {
+		char *message = NULL;
+
+		if (!paths[i])
+			continue;
+		if (outfile_prepare(targets[i], paths[i], &message) < 0) {
+			fprintf(stderr, "sonde: %s %s: %s\n", names[i], paths[i], message);
+			free(message);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Where the program's output goes: -o FILE is opened (and truncated) only
  * now that the programs have loaded, so a program that fails to load leaves
  * the file as it was. */
@@ -517,9 +545,9 @@ static int run_open_output(struct run_state *state)
 	int fd = STDOUT_FILENO;
 
 	if (path) {
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		fd = outfile_open_stream(&state->output_target);
 		if (fd < 0) {
-			fprintf(stderr, "sonde: cannot open %s: %s\n", path, strerror(errno));
+			fprintf(stderr, "sonde: cannot open -o %s: %s\n", path, strerror(-fd));
 			return -1;
 		}
 	}
@@ -570,6 +598,8 @@ static void run_cleanup(struct run_state *state)
 	symbols_free();
 	load_close(state->program);
 	run_close_output(state);
+	outfile_close(&state->output_target);
+	outfile_close(&state->picture_target);
 	run_restore_signals(state);
 }
 
@@ -618,6 +648,8 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	int exit_code = 0;
 
 	memset(&state, 0, sizeof(state));
+	state.output_target.fd = -1;
+	state.picture_target.fd = -1;
 	state.program = program;
 	state.options = options;
 	state.output.json = options->json;
@@ -629,7 +661,10 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 	run_install_signals(&state);
 
 	run_raise_memlock();
-	/* the port first: a busy one is said before anything is loaded */
+	/* the port and the files first: a busy one or one that cannot be
+	 * written is said before anything is loaded */
+	if (run_prepare_files(&state) < 0)
+		goto fail;
 	if (options->serve && !options->dry_run && run_serve_listen(&state) < 0)
 		goto fail;
 	if (load_program(program, options->verbose) < 0)
@@ -647,7 +682,7 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 		run_cleanup(&state);
 		return 0;
 	}
-	state.events = event_loop_new(program, options, state.output.file);
+	state.events = event_loop_new(program, options, state.output.file, &state.picture_target);
 	if (!state.events)
 		goto fail;
 	event_loop_set_stop_flag(state.events, &run_stop_signal);
@@ -699,6 +734,8 @@ int runtime_run(struct program *program, const struct runtime_options *options)
 			 : program->settings.print_maps_on_exit;
 	if (!options->no_exit_maps && print_maps >= 0 && !state.sink.error)
 		run_print_maps(&state, true);
+	if (event_loop_finish_picture(state.events) < 0)
+		exit_code = 1;
 	if (run_close_output(&state) < 0)
 		exit_code = 1;
 	run_cleanup(&state);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "../common/outfile.h"
 #include "../common/program.h"
 #include "../render/folded.h"
 #include "../render/heatmap.h"
@@ -61,9 +62,13 @@ int runtime_run(struct program *program, const struct runtime_options *options);
 /* A picture being drawn: the request, and what it gathered so far. */
 struct picture {
 	struct picture_request request;
+	struct outfile *file;   /* where it is written: prepared (and closed) by the caller */
 	struct heatmap heatmap;
 	uint64_t column_ns;     /* when the last heat map column began */
 	bool failed;            /* a write failed, and was reported */
+	struct strbuf pending;  /* a device's or FIFO's picture, written at the end */
+	const char *pending_what; /* what pending is ("flame graph"); NULL: nothing pending */
+	struct strbuf note;     /* said on stderr once the picture is written */
 };
 
 struct output {
@@ -81,6 +86,11 @@ void picture_heatmap_begin(struct picture *picture, const char *unit);
 void picture_heatmap_add(struct picture *picture, int64_t low, int64_t high, uint64_t count);
 void picture_heatmap_end(struct picture *picture);
 void picture_free(struct picture *picture);
+/* A picture drawn into file (prepared by outfile_prepare before tracing). */
+void picture_init(struct picture *picture, struct outfile *file);
+/* Writes what waits for the end (a device's or FIFO's picture): 0, or -1
+ * if any write of the picture failed (said when it did). */
+int picture_finish(struct picture *picture);
 
 /* Prints a user map the way bpftrace does (sorted, hist bars, ...), reading
  * it from the kernel through map->fd. top/div as in print(@m, top, div). */
