@@ -73,8 +73,10 @@ static const struct {
 	{ "errno", TOOL_VALUE_ERRNO },
 	{ "pid", TOOL_VALUE_PID },
 	{ "string", TOOL_VALUE_STRING },
+	{ "disk", TOOL_VALUE_DISK },
 	{ "file", TOOL_VALUE_FILE },
 	{ "list", TOOL_VALUE_LIST },
+	{ "pids", TOOL_VALUE_PIDS },
 	{ "choice", TOOL_VALUE_CHOICE },
 	{ "cgroup", TOOL_VALUE_CGROUP },
 	{ "pinned", TOOL_VALUE_PINNED },
@@ -96,8 +98,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		if (strcmp(value_kinds[i].name, kind) == 0)
 			break;
 	if (i == sizeof(value_kinds) / sizeof(value_kinds[0])) {
-		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, file,"
-				   " list, choice, cgroup, pinned or specs)", kind);
+		*error = xasprintf("unknown option kind '%s' (flag, int, errno, pid, string, disk,"
+				   " file, list, pids, choice, cgroup, pinned or specs)", kind);
 		return -EINVAL;
 	}
 	option->kind = value_kinds[i].kind;
@@ -112,7 +114,8 @@ static int parse_macro_part(const char *text, struct tool_option *option, char *
 		option->choices = xstrdup(choices);
 		used += more;
 	}
-	if ((option->kind == TOOL_VALUE_INT || option->kind == TOOL_VALUE_LIST) &&
+	if ((option->kind == TOOL_VALUE_INT || option->kind == TOOL_VALUE_LIST ||
+	     option->kind == TOOL_VALUE_PIDS) &&
 	    strstr(text + used, "..")) {
 		/* "MACRO int LO..HI [default]"; "LO.." has no upper bound */
 		const char *at = text + used;
@@ -590,6 +593,11 @@ static char *list_body(const struct tool_option *option, const char *text, const
 			return NULL;
 		}
 		*error = range_error(option, value);
+		/* a process that is not there would be traced silently never */
+		if (!*error && option->kind == TOOL_VALUE_PIDS && kill((pid_t)value, 0) != 0 &&
+		    errno == ESRCH)
+			*error = xasprintf("%s: there is no process or thread with id %lld", spelling,
+					   value);
 		if (*error) {
 			strbuf_free(&body);
 			free(copy);
@@ -605,6 +613,17 @@ static char *list_body(const struct tool_option *option, const char *text, const
 	}
 	strbuf_putc(&body, ')');
 	return strbuf_release(&body);
+}
+
+/* Whether name is a block device or partition the kernel knows. */
+static bool disk_exists(const char *name)
+{
+	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return false;
+	char *path = xasprintf("/sys/class/block/%s", name);
+	bool exists = access(path, F_OK) == 0;
+	free(path);
+	return exists;
 }
 
 static void add_macro(struct tool_run *run, const char *name, const char *parameter, char *body)
@@ -667,9 +686,17 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		}
 		add_macro(run, option->macro, NULL, xasprintf("%lld", number));
 		break;
+	case TOOL_VALUE_DISK:
 	case TOOL_VALUE_STRING:
 		if (!text)
 			break;
+		/* a disk that is not there would print empty histograms */
+		if (option->kind == TOOL_VALUE_DISK && given && !disk_exists(text)) {
+			*error = xasprintf("%s: there is no disk or partition named '%s' "
+					   "(/sys/class/block lists them)", spelling, text);
+			status = -EINVAL;
+			break;
+		}
 		/* the default is written as a literal in the header */
 		add_macro(run, option->macro, NULL,
 			  given ? generator_quote(text) : xstrdup(text));
@@ -752,7 +779,8 @@ static int define_option(struct tool_run *run, const struct tool_option *option,
 		}
 		break;
 	}
-	case TOOL_VALUE_LIST: {
+	case TOOL_VALUE_LIST:
+	case TOOL_VALUE_PIDS: {
 		char *body = given ? list_body(option, text, spelling, error) : xstrdup("(1)");
 		if (!body) {
 			status = -EINVAL;

@@ -40,9 +40,11 @@ enum tool_value_kind {
 	TOOL_VALUE_ERRNO,   /* an error: its name (ENOENT) or its number; the macro is the number */
 	TOOL_VALUE_PID,     /* a process that must exist; the tool ends when it exits */
 	TOOL_VALUE_STRING,  /* text: the macro is a string literal */
+	TOOL_VALUE_DISK,    /* a block device's name (vda, nvme0n1p1) that must exist: a string literal */
 	TOOL_VALUE_FILE,    /* a file that must exist: the macro is its path as a string literal,
 			     * which may stand in a probe (`uprobe:LIBRARY:func`) */
 	TOOL_VALUE_LIST,    /* "80,443": the macro is NAME(x), true when x is listed (or none is) */
+	TOOL_VALUE_PIDS,    /* a list of processes or threads (ids), each of which must exist */
 	TOOL_VALUE_CHOICE,  /* one of `choices`: the macro is the string, and MACRO_value is 1 */
 	TOOL_VALUE_CGROUP,  /* a cgroup v2 directory: the macro is its id (what `cgroup` returns
 			     * inside it), 0 when not given */
