@@ -16,8 +16,11 @@ its Python twin (usdt_app.py, through lib/usdt/python/sonde_usdt.py):
     every probe is disabled again once sonde has left, and that unloading
     leaves no mapping;
   - `readelf -n` of the object (SONDE_USDT_DUMP) shows each probe's note.
-Then usdt_loop.c, built with AddressSanitizer: the API's errors and
-10,000 load/unload cycles leaving no mapping, descriptor or leak.
+Then usdt_race.py, traced by sonde: the Python binding's checks of names
+and values, and 30 providers each closed while 4 threads fire its probe
+(it died of SIGSEGV before close() waited for them). Then usdt_loop.c,
+built with AddressSanitizer: the API's errors, NULL everywhere and 10,000
+load/unload cycles leaving no mapping, descriptor or leak.
 
 Prints PASS/FAIL lines and "N passed, N failed".
 """
@@ -177,6 +180,54 @@ def run_app(label, command, env, prefix, dump_dir):
     check_notes(label, os.path.join(dump_dir, "sonde-usdt-%s.so" % prefix), prefix)
 
 
+RACE_CYCLES, RACE_THREADS = 30, 4
+
+
+def run_race(env):
+    """usdt_race.py with sonde attached to every race_*:* probe."""
+    label = "Python close() under fire"
+    app = subprocess.Popen([sys.executable, os.path.join(HERE, "usdt_race.py"),
+                            str(RACE_CYCLES), str(RACE_THREADS)],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=env, cwd=ROOT)
+    output = line_reader(app)
+    sonde = None
+    try:
+        first, second = read_line(output, 30), read_line(output, 30)
+        report(first == "names ok", "%s: names with NUL or of the wrong type are refused" % label,
+               repr(first))
+        if not report(second and second.startswith("ready "), "%s: ready" % label,
+                      "%r %r" % (first, second)):
+            return
+        sonde = subprocess.Popen([SONDE, "-p", second.split()[1], "-e",
+                                  "usdt:*:race_*:* { @fired = count(); }"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        values = read_line(output, 90)
+        report(values == "values ok",
+               "%s: values out of range or of the wrong type are refused, naming the "
+               "argument" % label, repr(values))
+        closed = read_line(output, 120)
+        try:
+            app.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        report(closed == "closed %d" % RACE_CYCLES and app.returncode == 0,
+               "%s: %d providers closed while %d threads fire each, traced" % (
+                   label, RACE_CYCLES, RACE_THREADS),
+               "%r, exit %s" % (closed, app.returncode))
+        if sonde.poll() is None:
+            sonde.send_signal(2)
+        out, err = sonde.communicate(timeout=30)
+        fired = re.search(r"@fired: (\d+)", out)
+        report(fired and int(fired.group(1)) > RACE_CYCLES and not SANITIZER.search(err),
+               "%s: sonde saw the racing firings" % label, "stdout %r\nstderr %s" % (out, err))
+    finally:
+        for proc in (app, sonde):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def main():
     work = tempfile.mkdtemp(prefix="usdt-check-")
     try:
@@ -206,6 +257,8 @@ def main():
                        SONDE_USDT_LIB=os.path.join(LIB_DIR, "libsonde-usdt.so"),
                        PYTHONPATH=os.path.join(ROOT, "lib", "usdt", "python"))
             run_app(label, command, env, prefix, dump_dir)
+        run_race(dict(os.environ, SONDE_USDT_LIB=os.path.join(LIB_DIR, "libsonde-usdt.so"),
+                      PYTHONPATH=os.path.join(ROOT, "lib", "usdt", "python")))
 
         if os.path.exists(loop):
             env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1")
