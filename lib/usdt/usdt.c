@@ -11,10 +11,25 @@
  * registers (%rdi, %rsi, %rdx, %rcx, %r8, %r9) when the nop runs, and the
  * note says exactly that ("-4@%edi 8@%rsi").
  *
- * The object is written into a memfd (no file on disk) and mapped by the
- * dynamic linker through /proc/self/fd/N, so it appears in /proc/PID/maps
- * as "/memfd:sonde-usdt-NAME (deleted)" and tracers can read its notes
- * through /proc/PID/map_files/ and attach to it through the same path.
+ * The object is written into a memfd (no file on disk) and mapped from it
+ * segment by segment, as the dynamic linker would, so it appears in
+ * /proc/PID/maps as "/memfd:sonde-usdt-NAME (deleted)" and tracers can
+ * read its notes through /proc/PID/map_files/ and attach to it through the
+ * same path.
+ *
+ * Unloading races with firing threads, and the disabled path (the header's
+ * macro: load the probe's semaphore pointer, read through it) cannot afford
+ * a lock or a counter. So an address that held the object stays readable
+ * until the provider is freed: unload first points every probe at a
+ * constant 0, waits for the firings already past the semaphore (they are
+ * counted; they are about to take a uprobe trap, which costs far more),
+ * then replaces the whole object with an anonymous read-only zero page in
+ * one mmap(MAP_FIXED), which the kernel does atomically. A thread that read
+ * the old semaphore pointer just before reads 0 and does not fire; there
+ * is never a moment when that address is unmapped. dlopen() cannot do this
+ * (dlclose unmaps), which is why the library maps the object itself; the
+ * range is reused by the next load when the object fits in it, and given
+ * back by free, which must not race with anything.
  * The layout, all of it computed in build_image():
  *
  *     read+exec segment   ELF header, program headers, .hash, .dynsym,
@@ -30,11 +45,10 @@
 #define _GNU_SOURCE
 #include "sonde/usdt.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -55,8 +69,9 @@ typedef void (*site_function)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, 
 struct sonde_usdt_probe {
 	/* First, as struct sonde_usdt_probe_head_ in usdt.h says: the inline
 	 * disabled path reads it. Points at not_loaded while unloaded. */
-	const volatile uint16_t *semaphore;
-	site_function site;
+	const volatile uint16_t *volatile semaphore;
+	site_function site;          /* NULL while unloaded; read atomically */
+	struct sonde_usdt_provider *provider;
 	char *name;
 	int arg_count;
 	enum sonde_usdt_type types[SONDE_USDT_MAX_ARGS];
@@ -69,8 +84,13 @@ struct sonde_usdt_provider {
 	struct sonde_usdt_probe **probes;
 	int probe_count;
 	int probe_capacity;
-	void *handle;               /* dlopen's, NULL while unloaded */
+	bool loaded;
 	int memfd;                  /* the object's memfd while loaded, else -1 */
+	/* Address ranges that held the object: the last one holds it while
+	 * loaded; all of them read as zeros otherwise, until free. */
+	struct address_range { unsigned char *base; size_t size; } *ranges;
+	int range_count;
+	int fires_in_flight;        /* firings between their semaphore and return */
 	char error[256];
 };
 
@@ -158,10 +178,12 @@ struct sonde_usdt_probe *sonde_usdt_probe_add_types(struct sonde_usdt_provider *
 {
 	struct sonde_usdt_probe *probe;
 
-	if (!provider)
+	if (!provider) {
+		errno = EINVAL;
 		return NULL;
+	}
 	provider->error[0] = '\0';
-	if (provider->handle) {
+	if (provider->loaded) {
 		fail(provider, -EBUSY, "probe %s added to provider %s after it was loaded; "
 		     "add every probe before sonde_usdt_provider_load", name ? name : "(null)",
 		     provider->name);
@@ -172,7 +194,12 @@ struct sonde_usdt_probe *sonde_usdt_probe_add_types(struct sonde_usdt_provider *
 		     name ? name : "(null)");
 		return NULL;
 	}
-	if (count < 0 || count > SONDE_USDT_MAX_ARGS) {
+	if (count < 0 || (count > 0 && !types)) {
+		fail(provider, -EINVAL, "probe %s is given %s", name,
+		     count < 0 ? "a negative argument count" : "no argument types");
+		return NULL;
+	}
+	if (count > SONDE_USDT_MAX_ARGS) {
 		fail(provider, -E2BIG, "probe %s has %d arguments; at most %d are supported", name,
 		     count, SONDE_USDT_MAX_ARGS);
 		return NULL;
@@ -208,8 +235,10 @@ struct sonde_usdt_probe *sonde_usdt_probe_add_types(struct sonde_usdt_provider *
 		return NULL;
 	}
 	probe->semaphore = &not_loaded;
+	probe->provider = provider;
 	probe->arg_count = count;
-	memcpy(probe->types, types, (size_t)count * sizeof(*types));
+	if (count > 0)
+		memcpy(probe->types, types, (size_t)count * sizeof(*types));
 	provider->probes[provider->probe_count++] = probe;
 	return probe;
 }
@@ -222,6 +251,8 @@ struct image {
 	size_t size;
 	size_t capacity;
 	bool failed;
+	size_t text_end;            /* the read+exec segment is [0, text_end) */
+	size_t data_start, data_end; /* the read+write one, data_start on a page */
 };
 
 static size_t image_reserve(struct image *image, size_t size, size_t align)
@@ -415,6 +446,9 @@ static int build_image(const struct sonde_usdt_provider *provider, struct image 
 	set_section(sections, SECTION_PROBES, SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, probes_at,
 		    (size_t)provider->probe_count * sizeof(uint16_t), 8);
 	size_t data_end = image->size;
+	image->text_end = text_end;
+	image->data_start = data_start;
+	image->data_end = data_end;
 
 	size_t notes_at = append_notes(image, provider, base_at);
 	set_section(sections, SECTION_NOTES, SHT_NOTE, 0, notes_at, image->size - notes_at, 4);
@@ -518,18 +552,70 @@ static int dump_image(struct sonde_usdt_provider *provider, const struct image *
 	return 0;
 }
 
+static size_t page_round(size_t size)
+{
+	return (size + PAGE - 1) & ~(size_t)(PAGE - 1);
+}
+
+/* Makes [base, base + size) read as zeros, replacing whatever is mapped
+ * there without a moment in which it is unmapped (see the top). */
+static int blank_range(unsigned char *base, size_t size)
+{
+	if (mmap(base, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED)
+		return -errno;
+	return 0;
+}
+
+/* Maps the object in the memfd at an address range of the provider's:
+ * the last one if the object fits, else a new one. Sets *base. */
+static int map_object(struct sonde_usdt_provider *provider, int fd, const struct image *image,
+		      unsigned char **base)
+{
+	size_t span = page_round(image->data_end);
+	struct address_range *range = provider->range_count ?
+		&provider->ranges[provider->range_count - 1] : NULL;
+	int err;
+
+	if (!range || range->size < span) {
+		void *grown = realloc(provider->ranges,
+				      (size_t)(provider->range_count + 1) * sizeof(*provider->ranges));
+		if (!grown)
+			return -ENOMEM;
+		provider->ranges = grown;
+		void *reserved = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (reserved == MAP_FAILED)
+			return -errno;
+		range = &provider->ranges[provider->range_count++];
+		*range = (struct address_range){ reserved, span };
+	}
+	/* Private and writable: the kernel raises a uprobe's semaphore only in
+	 * such a mapping of the probe's file. */
+	if (mmap(range->base, page_round(image->text_end), PROT_READ | PROT_EXEC,
+		 MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED ||
+	    mmap(range->base + image->data_start, span - image->data_start,
+		 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+		 (off_t)image->data_start) == MAP_FAILED) {
+		err = -errno;
+		blank_range(range->base, range->size);
+		return err;
+	}
+	*base = range->base;
+	return 0;
+}
+
 int sonde_usdt_provider_load(struct sonde_usdt_provider *provider)
 {
 	struct image image = { 0 };
-	char memfd_name[96], fd_path[64];
-	struct link_map *map;
+	char memfd_name[96];
+	unsigned char *base = NULL;
 	const char *dump;
 	int fd, err;
 
 	if (!provider)
 		return -EINVAL;
 	provider->error[0] = '\0';
-	if (provider->handle)
+	if (provider->loaded)
 		return fail(provider, -EALREADY, "provider %s is already loaded", provider->name);
 	if (provider->probe_count == 0)
 		return fail(provider, -ENOENT, "provider %s has no probes to load", provider->name);
@@ -553,60 +639,53 @@ int sonde_usdt_provider_load(struct sonde_usdt_provider *provider)
 			    provider->name, strerror(-err));
 	}
 	err = write_all(fd, image.bytes, image.size);
+	if (!err)
+		err = map_object(provider, fd, &image, &base);
 	free(image.bytes);
 	if (err) {
 		close(fd);
-		return fail(provider, err, "writing provider %s into its memfd failed: %s",
+		return fail(provider, err, "mapping provider %s from its memfd failed: %s",
 			    provider->name, strerror(-err));
-	}
-	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
-	/* The memfd stays open while the object is loaded: the dynamic linker
-	 * knows objects by the name they were opened with, and would take a
-	 * second provider opened as the same /proc/self/fd/N for the first. */
-	provider->handle = dlopen(fd_path, RTLD_NOW | RTLD_LOCAL);
-	if (!provider->handle) {
-		const char *why = dlerror();
-		close(fd);
-		return fail(provider, -ENOEXEC, "the dynamic linker refused provider %s: %s",
-			    provider->name, why ? why : "no reason given");
-	}
-	if (dlinfo(provider->handle, RTLD_DI_LINKMAP, &map) != 0) {
-		const char *why = dlerror();
-		dlclose(provider->handle);
-		provider->handle = NULL;
-		close(fd);
-		return fail(provider, -EINVAL, "cannot find where provider %s was loaded: %s",
-			    provider->name, why ? why : "no reason given");
 	}
 	for (int i = 0; i < provider->probe_count; i++) {
 		struct sonde_usdt_probe *probe = provider->probes[i];
-		probe->site = (site_function)(map->l_addr + probe->site_address);
-		probe->semaphore = (const volatile uint16_t *)(map->l_addr + probe->semaphore_address);
+		__atomic_store_n(&probe->site, (site_function)(base + probe->site_address),
+				 __ATOMIC_SEQ_CST);
+		probe->semaphore = (const volatile uint16_t *)(base + probe->semaphore_address);
 	}
+	/* The memfd stays open while loaded: libbcc (bpftrace, BCC's tools)
+	 * finds memfd objects through the process's open descriptors. */
 	provider->memfd = fd;
+	provider->loaded = true;
 	return 0;
 }
 
 int sonde_usdt_provider_unload(struct sonde_usdt_provider *provider)
 {
+	struct address_range *range;
+	int err;
+
 	if (!provider)
 		return -EINVAL;
 	provider->error[0] = '\0';
-	if (!provider->handle)
+	if (!provider->loaded)
 		return fail(provider, -EINVAL, "provider %s is not loaded", provider->name);
+	/* Sequentially consistent with the counting in fire_values(): either
+	 * a firing sees the site gone, or this loop sees it counted. */
 	for (int i = 0; i < provider->probe_count; i++) {
 		provider->probes[i]->semaphore = &not_loaded;
-		provider->probes[i]->site = NULL;
+		__atomic_store_n(&provider->probes[i]->site, NULL, __ATOMIC_SEQ_CST);
 	}
-	int closed = dlclose(provider->handle);
-	provider->handle = NULL;
+	while (__atomic_load_n(&provider->fires_in_flight, __ATOMIC_SEQ_CST) != 0)
+		sched_yield();
+	range = &provider->ranges[provider->range_count - 1];
+	err = blank_range(range->base, range->size);
 	close(provider->memfd);
 	provider->memfd = -1;
-	if (closed != 0) {
-		const char *why = dlerror();
-		return fail(provider, -EINVAL, "unmapping provider %s failed: %s", provider->name,
-			    why ? why : "no reason given");
-	}
+	provider->loaded = false;
+	if (err)
+		return fail(provider, err, "unmapping provider %s failed: %s", provider->name,
+			    strerror(-err));
 	return 0;
 }
 
@@ -614,12 +693,15 @@ void sonde_usdt_provider_free(struct sonde_usdt_provider *provider)
 {
 	if (!provider)
 		return;
-	if (provider->handle)
+	if (provider->loaded)
 		sonde_usdt_provider_unload(provider);
+	for (int i = 0; i < provider->range_count; i++)
+		munmap(provider->ranges[i].base, provider->ranges[i].size);
 	for (int i = 0; i < provider->probe_count; i++) {
 		free(provider->probes[i]->name);
 		free(provider->probes[i]);
 	}
+	free(provider->ranges);
 	free(provider->probes);
 	free(provider->name);
 	free(provider);
@@ -632,23 +714,37 @@ const char *sonde_usdt_provider_error(const struct sonde_usdt_provider *provider
 
 /* ---- firing ---- */
 
+/* Calls the probe's site with its arguments widened to 64 bits, counted
+ * in fires_in_flight so that unload waits for it to return. Only firings
+ * of enabled probes come here: the count costs little next to the uprobe
+ * trap that follows, and the disabled path never touches it. */
+static void fire_values(const struct sonde_usdt_probe *probe, const uint64_t values[])
+{
+	int *in_flight = &probe->provider->fires_in_flight;
+	site_function site;
+
+	__atomic_add_fetch(in_flight, 1, __ATOMIC_SEQ_CST);
+	site = __atomic_load_n(&probe->site, __ATOMIC_SEQ_CST);
+	if (site)
+		site(values[0], values[1], values[2], values[3], values[4], values[5]);
+	__atomic_sub_fetch(in_flight, 1, __ATOMIC_RELEASE);
+}
+
 /* (name): the functions, not the header's inline macros of the same names */
 bool (sonde_usdt_probe_enabled)(const struct sonde_usdt_probe *probe)
 {
-	return *probe->semaphore != 0;
+	return probe && *probe->semaphore != 0;
 }
 
-void (sonde_usdt_fire)(const struct sonde_usdt_probe *probe, ...)
+int (sonde_usdt_fire)(const struct sonde_usdt_probe *probe, ...)
 {
 	uint64_t values[SONDE_USDT_MAX_ARGS] = { 0 };
-	site_function site;
 	va_list ap;
 
+	if (!probe)
+		return -EINVAL;
 	if (__builtin_expect(*probe->semaphore == 0, 1))
-		return;
-	site = probe->site;
-	if (!site)
-		return;
+		return 0;
 	va_start(ap, probe);
 	/* Each value widened to 64 bits as its type says; the note's size
 	 * tells the tracer how many of the low bytes are the value. */
@@ -681,15 +777,16 @@ void (sonde_usdt_fire)(const struct sonde_usdt_probe *probe, ...)
 		}
 	}
 	va_end(ap);
-	site(values[0], values[1], values[2], values[3], values[4], values[5]);
+	fire_values(probe, values);
+	return 0;
 }
 
 void *sonde_usdt_probe_site(const struct sonde_usdt_probe *probe)
 {
-	return probe && probe->site ? (void *)probe->site : NULL;
+	return probe ? (void *)__atomic_load_n(&probe->site, __ATOMIC_SEQ_CST) : NULL;
 }
 
 const volatile uint16_t *sonde_usdt_probe_semaphore(const struct sonde_usdt_probe *probe)
 {
-	return probe && probe->site ? probe->semaphore : NULL;
+	return probe && probe->provider->loaded ? probe->semaphore : NULL;
 }

@@ -16,8 +16,12 @@ its Python twin (usdt_app.py, through lib/usdt/python/sonde_usdt.py):
     every probe is disabled again once sonde has left, and that unloading
     leaves no mapping;
   - `readelf -n` of the object (SONDE_USDT_DUMP) shows each probe's note.
-Then usdt_loop.c, built with AddressSanitizer: the API's errors and
-10,000 load/unload cycles leaving no mapping, descriptor or leak.
+Then usdt_race.py, traced by sonde: the Python binding's checks of names
+and values, and 30 providers each closed while 4 threads fire its probe
+(it died of SIGSEGV before close() waited for them); and usdt_race.c,
+built with AddressSanitizer, the same in C with unload. Then usdt_loop.c,
+built with AddressSanitizer: the API's errors, NULL everywhere and 10,000
+load/unload cycles leaving no mapping, descriptor or leak.
 
 Prints PASS/FAIL lines and "N passed, N failed".
 """
@@ -177,6 +181,61 @@ def run_app(label, command, env, prefix, dump_dir):
     check_notes(label, os.path.join(dump_dir, "sonde-usdt-%s.so" % prefix), prefix)
 
 
+RACE_CYCLES, RACE_THREADS = 30, 4
+
+
+def run_race(label, command, env, pattern, before, after):
+    """A program closing providers under firing threads (usdt_race.py or
+    usdt_race.c), with sonde attached to `pattern` from its "ready PID"
+    line on. `before` and `after` are the (line, check) pairs expected
+    before and after that line; the last one must be followed by exit 0
+    and no sanitizer report."""
+    app = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           env=env, cwd=ROOT)
+    output = line_reader(app)
+    sonde = None
+    try:
+        for wanted, check in before:
+            line = read_line(output, 30)
+            report(line == wanted, "%s: %s" % (label, check), repr(line))
+        ready = read_line(output, 30)
+        if not report(ready and ready.startswith("ready "), "%s: ready" % label, repr(ready)):
+            return
+        sonde = subprocess.Popen([SONDE, "-p", ready.split()[1], "-e",
+                                  "%s { @fired = count(); }" % pattern],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = [(read_line(output, 120), wanted, check) for wanted, check in after]
+        rest = []
+        while True:
+            line = read_line(output, 30)
+            if line is None:
+                break
+            rest.append(line)
+        try:
+            app.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        for n, (line, wanted, check) in enumerate(lines):
+            if n < len(lines) - 1:
+                report(line == wanted, "%s: %s" % (label, check), repr(line))
+            else:
+                report(line == wanted and app.returncode == 0 and
+                       not SANITIZER.search("\n".join(rest)),
+                       "%s: %s" % (label, check),
+                       "%r, exit %s\n%s" % (line, app.returncode, "\n".join(rest)[-3000:]))
+        if sonde.poll() is None:
+            sonde.send_signal(2)
+        out, err = sonde.communicate(timeout=30)
+        fired = re.search(r"@fired: (\d+)", out)
+        report(fired and int(fired.group(1)) > RACE_CYCLES and not SANITIZER.search(err),
+               "%s: sonde saw the racing firings" % label, "stdout %r\nstderr %s" % (out, err))
+    finally:
+        for proc in (app, sonde):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def main():
     work = tempfile.mkdtemp(prefix="usdt-check-")
     try:
@@ -195,6 +254,13 @@ def main():
                                os.path.join(ROOT, "lib", "usdt", "usdt.c")],
             capture_output=True, text=True)
         report(build.returncode == 0, "build usdt_loop with AddressSanitizer", build.stderr)
+        race = os.path.join(work, "usdt_race")
+        build = subprocess.run(
+            ["cc"] + CFLAGS + ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                               "-pthread", "-o", race, os.path.join(HERE, "usdt_race.c"),
+                               os.path.join(ROOT, "lib", "usdt", "usdt.c")],
+            capture_output=True, text=True)
+        report(build.returncode == 0, "build usdt_race with AddressSanitizer", build.stderr)
 
         for label, command, prefix in [
                 ("C", [c_app, str(ROUNDS), "sonde_c"], "sonde_c"),
@@ -206,6 +272,23 @@ def main():
                        SONDE_USDT_LIB=os.path.join(LIB_DIR, "libsonde-usdt.so"),
                        PYTHONPATH=os.path.join(ROOT, "lib", "usdt", "python"))
             run_app(label, command, env, prefix, dump_dir)
+        race_what = "%d providers closed while %d threads fire each, traced" % (
+            RACE_CYCLES, RACE_THREADS)
+        run_race("Python close() under fire",
+                 [sys.executable, os.path.join(HERE, "usdt_race.py"), str(RACE_CYCLES),
+                  str(RACE_THREADS)],
+                 dict(os.environ, SONDE_USDT_LIB=os.path.join(LIB_DIR, "libsonde-usdt.so"),
+                      PYTHONPATH=os.path.join(ROOT, "lib", "usdt", "python")),
+                 "usdt:*:race_*:*",
+                 [("names ok", "names with NUL or of the wrong type are refused")],
+                 [("values ok", "values out of range or of the wrong type are refused, "
+                   "naming the argument"),
+                  ("closed %d" % RACE_CYCLES, race_what)])
+        if os.path.exists(race):
+            run_race("C unload under fire (AddressSanitizer)",
+                     [race, str(RACE_CYCLES), str(RACE_THREADS)],
+                     dict(os.environ, ASAN_OPTIONS="detect_leaks=1"), "usdt:*:crace_*:*", [],
+                     [("unloaded %d" % RACE_CYCLES, race_what)])
 
         if os.path.exists(loop):
             env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1")

@@ -1,9 +1,11 @@
 /*
  * libsonde-usdt without a tracer, built with -fsanitize=address by
- * tests/usdt/check.py: the errors the API promises, what a loaded provider
- * looks like in /proc/self/maps (a memfd, not a file on disk), and 10,000
- * load/unload cycles that must leave no mapping, no file descriptor and
- * (LeakSanitizer, at exit) no memory behind.
+ * tests/usdt/check.py: the errors the API promises, NULL given to every
+ * entry point (-EINVAL, false or NULL, never a crash), what a loaded
+ * provider looks like in /proc/self/maps (a memfd, not a file on disk), the
+ * semaphore's address still readable after unload, and 10,000 load/unload
+ * cycles that must leave no mapping, no file descriptor and (LeakSanitizer,
+ * at exit) no memory behind.
  *
  * Prints PASS/FAIL lines and "N passed, N failed".
  */
@@ -113,6 +115,56 @@ static void check_errors(void)
 	check(memfd_mappings(NULL, 0) == 0, "free while loaded unmaps it", NULL);
 }
 
+/* The README's first lines with add() failing: enabled() and fire() of
+ * its NULL must not crash. Then NULL for every other pointer. */
+static void check_null_arguments(void)
+{
+	struct sonde_usdt_provider *p = sonde_usdt_provider_new("nulls");
+	struct sonde_usdt_probe *bad = sonde_usdt_probe_add(p, "bad name", SONDE_USDT_INT64);
+
+	check(!bad, "a probe with a bad name is NULL", NULL);
+	check(!sonde_usdt_probe_enabled(bad) && !(sonde_usdt_probe_enabled)(bad),
+	      "enabled(NULL) is false (macro and function)", NULL);
+	sonde_usdt_fire(bad, (int64_t)1);
+	check((sonde_usdt_fire)(bad, (int64_t)1) == -EINVAL, "fire(NULL) is -EINVAL", NULL);
+	check(!sonde_usdt_probe_site(NULL) && !sonde_usdt_probe_semaphore(NULL),
+	      "site(NULL) and semaphore(NULL) are NULL", NULL);
+	errno = 0;
+	check(!sonde_usdt_provider_new(NULL) && errno == EINVAL, "provider_new(NULL) is EINVAL",
+	      NULL);
+	errno = 0;
+	check(!sonde_usdt_probe_add(NULL, "x", SONDE_USDT_INT64) && errno == EINVAL,
+	      "probe_add to a NULL provider is EINVAL", NULL);
+	errno = 0;
+	check(!sonde_usdt_probe_add_types(p, NULL, NULL, 0) && errno == EINVAL,
+	      "a NULL probe name is EINVAL", sonde_usdt_provider_error(p));
+	errno = 0;
+	check(!sonde_usdt_probe_add_types(p, "x", NULL, 2) && errno == EINVAL &&
+	      strstr(sonde_usdt_provider_error(p), "no argument types"),
+	      "NULL types with 2 arguments are EINVAL with a sentence",
+	      sonde_usdt_provider_error(p));
+	errno = 0;
+	check(!sonde_usdt_probe_add_types(p, "x", NULL, -1) && errno == EINVAL,
+	      "a negative argument count is EINVAL", sonde_usdt_provider_error(p));
+	check(sonde_usdt_provider_load(NULL) == -EINVAL && sonde_usdt_provider_unload(NULL) == -EINVAL,
+	      "load(NULL) and unload(NULL) are -EINVAL", NULL);
+	check(strlen(sonde_usdt_provider_error(NULL)) > 0, "error(NULL) is a sentence", NULL);
+	sonde_usdt_provider_free(NULL);
+
+	struct sonde_usdt_probe *none = sonde_usdt_probe_add_types(p, "none", NULL, 0);
+	struct sonde_usdt_probe *one = sonde_usdt_probe_add(p, "one", SONDE_USDT_INT64);
+	check(none && one, "no types with no arguments is a probe", sonde_usdt_provider_error(p));
+	check(sonde_usdt_provider_load(p) == 0, "load", sonde_usdt_provider_error(p));
+	check((sonde_usdt_fire)(one, (int64_t)1) == 0 && (sonde_usdt_fire)(none) == 0,
+	      "loaded and disabled, fire is 0", NULL);
+	const volatile uint16_t *semaphore = sonde_usdt_probe_semaphore(one);
+	check(sonde_usdt_provider_unload(p) == 0, "unload", sonde_usdt_provider_error(p));
+	/* a thread that read the address just before unload reads it after */
+	check(semaphore && *semaphore == 0 && memfd_mappings(NULL, 0) == 0,
+	      "after unload the semaphore's address reads 0 and no memfd is mapped", NULL);
+	sonde_usdt_provider_free(p);
+}
+
 static void check_loop(int iterations)
 {
 	int fds_before = open_fds(), problems = 0;
@@ -152,6 +204,7 @@ static void check_loop(int iterations)
 int main(int argc, char **argv)
 {
 	check_errors();
+	check_null_arguments();
 	check_loop(argc > 1 ? atoi(argv[1]) : 10000);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

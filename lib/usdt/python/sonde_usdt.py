@@ -13,7 +13,16 @@ Any USDT tracer attached to the process sees myapp:request, e.g.
 Argument types: ``int`` (a signed 64-bit integer), ``str`` and ``bytes``
 (a string, read with str()), or one of the names in TYPES ("int8" ...
 "uint64", "pointer", "string"). A string argument is UTF-8 encoded; it is
-cut at its first NUL byte, as C strings are.
+cut at its first NUL byte, as C strings are. A value its argument cannot
+carry raises OverflowError (an integer out of the type's range) or
+TypeError (not an integer, or for a string not str or bytes), naming the
+argument; these are checked when the probe fires, i.e. while traced. A
+name that is not str raises TypeError, one with a NUL ValueError.
+
+Threads: fire() and enabled from any thread, also while another thread
+unloads or closes the provider (those firings are waited for or see the
+probe disabled). Adding probes, load, unload and close must not race with
+one another.
 
 The library is found through SONDE_USDT_LIB (a path), then as
 libsonde-usdt.so by the dynamic linker, then next to this file's
@@ -28,13 +37,19 @@ import os
 __all__ = ["Provider", "Probe", "TYPES"]
 
 # Argument type names, in the order of enum sonde_usdt_type (usdt.h), with
-# the ctypes type the probe site is called with.
+# the ctypes type sonde_usdt_fire's va_arg reads and the range of integers
+# each carries (None for a string).
 TYPES = {
-    "int8": (1, ctypes.c_int8), "uint8": (2, ctypes.c_uint8),
-    "int16": (3, ctypes.c_int16), "uint16": (4, ctypes.c_uint16),
-    "int32": (5, ctypes.c_int32), "uint32": (6, ctypes.c_uint32),
-    "int64": (7, ctypes.c_int64), "uint64": (8, ctypes.c_uint64),
-    "pointer": (9, ctypes.c_void_p), "string": (10, ctypes.c_char_p),
+    "int8": (1, ctypes.c_int, (-2**7, 2**7)),
+    "uint8": (2, ctypes.c_uint, (0, 2**8)),
+    "int16": (3, ctypes.c_int, (-2**15, 2**15)),
+    "uint16": (4, ctypes.c_uint, (0, 2**16)),
+    "int32": (5, ctypes.c_int, (-2**31, 2**31)),
+    "uint32": (6, ctypes.c_uint, (0, 2**32)),
+    "int64": (7, ctypes.c_int64, (-2**63, 2**63)),
+    "uint64": (8, ctypes.c_uint64, (0, 2**64)),
+    "pointer": (9, ctypes.c_void_p, (0, 2**64)),
+    "string": (10, ctypes.c_char_p, None),
 }
 _PYTHON_TYPES = {int: "int64", str: "string", bytes: "string"}
 _MAX_ARGS = 6
@@ -70,13 +85,21 @@ _lib.sonde_usdt_provider_free.restype = None
 _lib.sonde_usdt_provider_free.argtypes = [ctypes.c_void_p]
 _lib.sonde_usdt_provider_error.restype = ctypes.c_char_p
 _lib.sonde_usdt_provider_error.argtypes = [ctypes.c_void_p]
-_lib.sonde_usdt_probe_site.restype = ctypes.c_void_p
-_lib.sonde_usdt_probe_site.argtypes = [ctypes.c_void_p]
 _lib.sonde_usdt_probe_semaphore.restype = ctypes.c_void_p
 _lib.sonde_usdt_probe_semaphore.argtypes = [ctypes.c_void_p]
 
 # Stands for the semaphore of a probe that is not loaded: always 0.
 _NOT_LOADED = ctypes.c_uint16(0)
+
+
+def _name_bytes(what, name):
+    """A provider's or probe's name for C: a str without NUL (which C would
+    take for its end, silently naming something else)."""
+    if not isinstance(name, str):
+        raise TypeError("%s name must be str, not %s" % (what, type(name).__name__))
+    if "\x00" in name:
+        raise ValueError("%s name %r contains a NUL character" % (what, name))
+    return name.encode()
 
 
 def _type_name(kind):
@@ -96,25 +119,55 @@ class Probe:
         self.name = name
         self.types = tuple(types)
         self._handle = handle
-        self._strings = [t == "string" for t in self.types]
         self._semaphore = _NOT_LOADED
-        self._site = None
+        # sonde_usdt_fire with this probe's arguments, as ctypes calls a
+        # variadic function: each argument's type given (x86-64 passes them
+        # as for any call; libffi also sets %al, which a variadic callee
+        # reads). It counts the firing, so that unload waits for it.
+        self._fire = _lib._FuncPtr(("sonde_usdt_fire", _lib))
+        self._fire.restype = ctypes.c_int
+        self._fire.argtypes = [ctypes.c_void_p] + [TYPES[t][1] for t in self.types]
+        self._limits = [(i, t, TYPES[t][2]) for i, t in enumerate(self.types)]
+        self._strings = "string" in self.types
 
     def _bind(self):
-        site = _lib.sonde_usdt_probe_site(self._handle)
+        # readable until the C provider is freed, which waits for this
+        # object to be unreachable (Provider.__del__), as 0 once unloaded
         semaphore = _lib.sonde_usdt_probe_semaphore(self._handle)
-        prototype = ctypes.CFUNCTYPE(None, *[TYPES[t][1] for t in self.types])
-        self._site = prototype(site)
         self._semaphore = ctypes.c_uint16.from_address(semaphore)
 
     def _unbind(self):
         self._semaphore = _NOT_LOADED
-        self._site = None
 
     @property
     def enabled(self):
         """Whether a tracer is attached to this probe (one memory read)."""
         return self._semaphore.value != 0
+
+    def _values(self, args):
+        """The arguments for sonde_usdt_fire, after checking that each fits
+        its type (ctypes would cut an integer to its width silently)."""
+        values = list(args) if self._strings else args
+        for i, kind, limits in self._limits:
+            value = values[i]
+            if limits is None:
+                if isinstance(value, str):
+                    values[i] = value.encode()
+                elif not isinstance(value, bytes):
+                    raise TypeError("argument %d of probe %s:%s (string) must be str or "
+                                    "bytes, not %s" % (i, self.provider.name, self.name,
+                                                       type(value).__name__))
+                continue
+            if value is None and kind == "pointer":
+                continue
+            if not isinstance(value, int):
+                raise TypeError("argument %d of probe %s:%s (%s) must be an integer, not %s"
+                                % (i, self.provider.name, self.name, kind,
+                                   type(value).__name__))
+            if not limits[0] <= value < limits[1]:
+                raise OverflowError("argument %d of probe %s:%s (%s) is out of range: %d"
+                                    % (i, self.provider.name, self.name, kind, value))
+        return values
 
     def fire(self, *args):
         """Fires the probe if a tracer is attached. fire(a, b) passes the
@@ -129,12 +182,7 @@ class Probe:
         if len(args) != len(self.types):
             raise TypeError("probe %s:%s takes %d arguments, %d given"
                             % (self.provider.name, self.name, len(self.types), len(args)))
-        if True in self._strings:
-            args = [a.encode() if is_string and isinstance(a, str) else a
-                    for a, is_string in zip(args, self._strings)]
-        site = self._site
-        if site is not None:
-            site(*args)
+        self._fire(self._handle, *self._values(args))
 
     def __repr__(self):
         return "<sonde_usdt.Probe %s:%s(%s)>" % (self.provider.name, self.name,
@@ -146,9 +194,11 @@ class Provider:
     a `with` block to unmap it. Raises OSError(errno, sentence) on errors."""
 
     def __init__(self, name):
+        encoded = _name_bytes("provider", name)
         self.name = name
         self.probes = {}
-        self._handle = _lib.sonde_usdt_provider_new(name.encode())
+        self._closed = False
+        self._handle = _lib.sonde_usdt_provider_new(encoded)
         if not self._handle:
             number = ctypes.get_errno() or errno.EINVAL
             raise OSError(number, "cannot create USDT provider %r: %s"
@@ -160,11 +210,12 @@ class Provider:
 
     def add_probe(self, name, *types):
         """Adds a probe with up to six arguments of the given types."""
+        encoded = _name_bytes("probe", name)
         names = [_type_name(t) for t in types]
-        if not self._handle:
-            raise OSError(errno.EINVAL, "provider %s was freed" % self.name)
+        if self._closed:
+            raise OSError(errno.EINVAL, "provider %s was closed" % self.name)
         codes = (ctypes.c_int * max(len(names), 1))(*[TYPES[t][0] for t in names])
-        handle = _lib.sonde_usdt_probe_add_types(self._handle, name.encode(), codes, len(names))
+        handle = _lib.sonde_usdt_probe_add_types(self._handle, encoded, codes, len(names))
         if not handle:
             sentence = _lib.sonde_usdt_provider_error(self._handle).decode()
             number = ctypes.get_errno() or errno.EINVAL
@@ -175,6 +226,8 @@ class Provider:
 
     def load(self):
         """Builds and maps the provider's object; its probes can then fire."""
+        if self._closed:
+            raise OSError(errno.EINVAL, "provider %s was closed" % self.name)
         result = _lib.sonde_usdt_provider_load(self._handle)
         if result < 0:
             raise self._error(-result)
@@ -184,24 +237,25 @@ class Provider:
         return self
 
     def unload(self):
-        """Unmaps the object; its probes stop firing until load() again."""
+        """Unmaps the object; its probes stop firing until load() again.
+        Waits for firings already in progress in other threads."""
         if not self._loaded:
             return
-        for probe in self.probes.values():
-            probe._unbind()
         self._loaded = False
         result = _lib.sonde_usdt_provider_unload(self._handle)
+        for probe in self.probes.values():
+            probe._unbind()
         if result < 0:
             raise self._error(-result)
 
     def close(self):
-        """Unloads and frees the provider; it cannot be used afterwards."""
-        if self._handle:
-            for probe in self.probes.values():
-                probe._unbind()
-            self._loaded = False
-            _lib.sonde_usdt_provider_free(self._handle)
-            self._handle = None
+        """Unloads the provider for good; it cannot be loaded again. Other
+        threads may still call its probes' fire(), which does nothing. The
+        C side is freed once no probe of it is reachable any more: a thread
+        in fire() holds the probe, and freeing under it would crash."""
+        if not self._closed:
+            self._closed = True
+            self.unload()
 
     @property
     def loaded(self):
@@ -217,5 +271,8 @@ class Provider:
         return False
 
     def __del__(self):
+        # Probes refer to their provider, so this runs only when none of
+        # them can be fired any more.
         if getattr(self, "_handle", None):
-            self.close()
+            _lib.sonde_usdt_provider_free(self._handle)
+            self._handle = None
