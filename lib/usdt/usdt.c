@@ -540,7 +540,9 @@ static int dump_image(struct sonde_usdt_provider *provider, const struct image *
 		snprintf(path, sizeof(path), "%ssonde-usdt-%s.so", where, provider->name);
 	else
 		snprintf(path, sizeof(path), "%s", where);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* a directory such as /tmp/ is shared: a link planted at the name
+	 * would send a root process's write wherever it points */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return fail(provider, -errno, "cannot write SONDE_USDT_DUMP file %s: %s", path,
 			    strerror(errno));
