@@ -120,7 +120,7 @@ build/fuzz/obj/gen/%.o: build/gen/%.c $(wildcard src/*/*.h)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 
-build/tests/%: tests/unit/%.c $(LIB_OBJS)
+build/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -Wno-missing-prototypes -o $@ $< $(LIB_OBJS) $(LDLIBS)
 

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "kernel/btf.h"
 #include "kernel/btf_file.h"
 #include "kernel/kallsyms.h"
@@ -37,31 +38,8 @@ extern const struct provider fentry_provider;
 extern const struct provider fexit_provider;
 extern const struct provider hardware_provider;
 
-static int passed, failed;
-static char why[512];
 static struct btf *reference_btf;
 static struct btf_file *vmlinux_file; /* sonde's reader, beside libbpf's */
-
-#define EXPECT(cond, ...)                                          \
-	do {                                                       \
-		if (!(cond)) {                                     \
-			snprintf(why, sizeof(why), __VA_ARGS__);   \
-			return false;                              \
-		}                                                  \
-	} while (0)
-
-static void run(const char *name, bool (*test)(void))
-{
-	why[0] = '\0';
-	if (test()) {
-		printf("PASS %s\n", name);
-		passed++;
-	} else {
-		printf("FAIL %s: %s\n", name, why);
-		failed++;
-	}
-	fflush(stdout);
-}
 
 /* ---- helpers ---- */
 

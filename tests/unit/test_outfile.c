@@ -17,33 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "common/outfile.h"
 #include "common/util.h"
 
-static int passed, failed;
-static char why[512];
 static char directory[] = "/tmp/sonde-outfile-XXXXXX";
-
-#define EXPECT(cond, ...)                                          \
-	do {                                                       \
-		if (!(cond)) {                                     \
-			snprintf(why, sizeof(why), __VA_ARGS__);   \
-			return false;                              \
-		}                                                  \
-	} while (0)
-
-static void run(const char *name, bool (*test)(void))
-{
-	why[0] = '\0';
-	if (test()) {
-		printf("PASS %s\n", name);
-		passed++;
-	} else {
-		printf("FAIL %s: %s\n", name, why);
-		failed++;
-	}
-	fflush(stdout);
-}
 
 static char *in_dir(const char *name)
 {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "kernel/features.h"
 #include "kernel/tracefs.h"
 #include "probes/provider.h"
@@ -30,29 +31,6 @@ extern const struct provider software_provider;
 extern const struct provider begin_provider;
 extern const struct provider end_provider;
 
-static int passed, failed;
-static char why[512];
-
-#define EXPECT(cond, ...)                                          \
-	do {                                                       \
-		if (!(cond)) {                                     \
-			snprintf(why, sizeof(why), __VA_ARGS__);   \
-			return false;                              \
-		}                                                  \
-	} while (0)
-
-static void run(const char *name, bool (*test)(void))
-{
-	why[0] = '\0';
-	if (test()) {
-		printf("PASS %s\n", name);
-		passed++;
-	} else {
-		printf("FAIL %s: %s\n", name, why);
-		failed++;
-	}
-	fflush(stdout);
-}
 
 /* ---- helpers ---- */
 
