@@ -14,9 +14,11 @@
  * 2.32 but older systems still have.
  */
 #include "elf.h"
+#include "procmaps.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -65,21 +67,15 @@ static bool elf_image_is_file_mapping(const struct elf_object *object, const str
 {
 	size_t size;
 	char *image = elf_rawfile(object->elf, &size);
-	char *maps = image ? read_file("/proc/self/maps", NULL) : NULL;
+	proc_mapping_list maps = { 0 };
 	bool found = false;
 
-	for (char *line = maps; line && *line && !found;) {
-		unsigned long long start, offset;
-		unsigned long inode;
-		char *end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		found = sscanf(line, "%llx-%*x %*s %llx %*x:%*x %lu", &start, &offset, &inode) == 3 &&
-			start == (uintptr_t)image && offset == 0 && inode == st->st_ino &&
-			st->st_ino != 0;
-		line = end ? end + 1 : NULL;
-	}
-	free(maps);
+	if (!image || st->st_ino == 0 || proc_maps_read(0, &maps) < 0)
+		return false;
+	for (int i = 0; i < maps.count && !found; i++)
+		found = maps.items[i].start == (uintptr_t)image && maps.items[i].offset == 0 &&
+			maps.items[i].inode == st->st_ino;
+	proc_maps_free(&maps);
 	return found;
 }
 
@@ -768,46 +764,40 @@ static char *process_root(pid_t pid)
  */
 int elf_process_objects(pid_t pid, path_list *out)
 {
-	char maps_path[64];
-	char *text, *line, *save = NULL;
-	char *root;
+	proc_mapping_list maps = { 0 };
 	path_list memfd_inodes = { 0 }; /* "DEV INODE" of the memfds already added */
+	int err = proc_maps_read(pid, &maps);
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
-	text = read_file(maps_path, NULL);
-	if (!text)
-		return -errno;
-	root = process_root(pid);
-	/* address perms offset dev inode path */
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char range[64], perms[8], device[32], inode[32];
-		int path_start = 0;
+	if (err)
+		return err;
+	char *root = process_root(pid);
+	for (int i = 0; i < maps.count; i++) {
+		const struct proc_mapping *mapping = &maps.items[i];
+		const char *file = mapping->path;
 		bool seen = false;
-		char *full;
 
-		if (sscanf(line, "%63s %7s %*s %31s %31s %n", range, perms, device, inode,
-			   &path_start) < 4 || !path_start)
-			continue;
-		const char *file = line + path_start;
-		if (perms[2] != 'x' || file[0] != '/')
+		if (!proc_mapping_executable(mapping) || file[0] != '/')
 			continue;
 		if (strncmp(file, "/memfd:", 7) == 0) {
-			char *identity = xasprintf("%s %s", device, inode);
-			for (int i = 0; i < memfd_inodes.count && !seen; i++)
-				seen = strcmp(memfd_inodes.items[i], identity) == 0;
+			char *identity = xasprintf("%lx:%lx %lu", mapping->major, mapping->minor,
+						   mapping->inode);
+			for (int j = 0; j < memfd_inodes.count && !seen; j++)
+				seen = strcmp(memfd_inodes.items[j], identity) == 0;
 			if (seen) {
 				free(identity);
 				continue;
 			}
 			vec_push(&memfd_inodes, identity);
-			vec_push(out, xasprintf("/proc/%d/map_files/%s", (int)pid, range));
+			/* map_files/ names a mapping by its range, printed %lx-%lx */
+			vec_push(out, xasprintf("/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+						mapping->start, mapping->end));
 			continue;
 		}
 		if (strstr(file, " (deleted)"))
 			continue;
-		full = xasprintf("%s%s", root, file);
-		for (int i = 0; i < out->count && !seen; i++)
-			seen = strcmp(out->items[i], full) == 0;
+		char *full = xasprintf("%s%s", root, file);
+		for (int j = 0; j < out->count && !seen; j++)
+			seen = strcmp(out->items[j], full) == 0;
 		if (seen)
 			free(full);
 		else
@@ -815,7 +805,7 @@ int elf_process_objects(pid_t pid, path_list *out)
 	}
 	path_list_free(&memfd_inodes);
 	free(root);
-	free(text);
+	proc_maps_free(&maps);
 	return 0;
 }
 

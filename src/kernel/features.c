@@ -24,6 +24,7 @@
 #include "../common/util.h"
 #include "btf.h"
 #include "pmu.h"
+#include "procmaps.h"
 #include "tracefs.h"
 
 /* A kernel function present in every configuration, to aim test kprobes and
@@ -506,26 +507,20 @@ __attribute__((noinline, used)) static void features_uprobe_target(void)
 static bool address_to_file_offset(uintptr_t address, char *path, size_t path_size,
 				   uint64_t *offset)
 {
-	char *maps = read_file("/proc/self/maps", NULL);
+	proc_mapping_list maps = { 0 };
 	bool found = false;
 
-	if (!maps)
+	if (proc_maps_read(0, &maps) < 0)
 		return false;
-	for (char *line = strtok(maps, "\n"); line && !found; line = strtok(NULL, "\n")) {
-		uintptr_t start, end;
-		uint64_t file_offset;
-		int name_at = 0;
-
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %" SCNx64 " %*s %*s %n",
-			   &start, &end, &file_offset, &name_at) < 3 || name_at == 0)
+	for (int i = 0; i < maps.count && !found; i++) {
+		const struct proc_mapping *mapping = &maps.items[i];
+		if (address < mapping->start || address >= mapping->end || mapping->path[0] != '/')
 			continue;
-		if (address < start || address >= end || line[name_at] != '/')
-			continue;
-		snprintf(path, path_size, "%s", line + name_at);
-		*offset = address - start + file_offset;
+		snprintf(path, path_size, "%s", mapping->path);
+		*offset = address - mapping->start + mapping->offset;
 		found = true;
 	}
-	free(maps);
+	proc_maps_free(&maps);
 	return found;
 }
 

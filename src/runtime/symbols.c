@@ -58,6 +58,7 @@
 #include "common/util.h"
 #include "kernel/elf.h"
 #include "kernel/kallsyms.h"
+#include "kernel/procmaps.h"
 #include "runtime/perf_map.h"
 
 /* ---- stack map ---- */
@@ -588,33 +589,24 @@ static struct user_object *user_object_get(unsigned long major, unsigned long mi
  */
 static bool user_process_read_maps(struct user_process *process)
 {
-	char path[64];
-	size_t length;
+	proc_mapping_list mappings = { 0 };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)process->pid);
 	/* the time of the attempt, read or not: a process that has exited
 	 * since must not be retried at every frame it left unnamed (89,000
 	 * opens in one profile's exit) */
 	process->read_ns = monotonic_ns();
-	char *text = read_file(path, &length);
-	if (!text)
+	if (proc_maps_read(process->pid, &mappings) < 0)
 		return false;
 	free(process->mappings);
 	process->mappings = NULL;
 	process->count = 0;
 
 	int capacity = 0;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-		unsigned long long start, end, offset;
-		unsigned long major, minor, inode;
-		char perms[8];
-		int name_at = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %lx:%lx %lu %n", &start, &end, perms, &offset,
-			   &major, &minor, &inode, &name_at) < 7 || name_at == 0)
-			continue;
-		const char *file = line + name_at;
-		bool is_vdso = strcmp(file, "[vdso]") == 0;
-		if (!strchr(perms, 'x') || (!is_vdso && (inode == 0 || file[0] != '/')))
+	for (int i = 0; i < mappings.count; i++) {
+		const struct proc_mapping *mapping = &mappings.items[i];
+		bool is_vdso = strcmp(mapping->path, "[vdso]") == 0;
+		if (!proc_mapping_executable(mapping) ||
+		    (!is_vdso && (mapping->inode == 0 || mapping->path[0] != '/')))
 			continue;
 		if (process->count == capacity) {
 			capacity = capacity ? capacity * 2 : 16;
@@ -622,12 +614,13 @@ static bool user_process_read_maps(struct user_process *process)
 						     sizeof(*process->mappings) * capacity);
 		}
 		process->mappings[process->count++] = (struct user_mapping){
-			.start = start, .end = end, .file_offset = offset,
-			.object = user_object_get(major, minor, inode, file),
+			.start = mapping->start, .end = mapping->end, .file_offset = mapping->offset,
+			.object = user_object_get(mapping->major, mapping->minor, mapping->inode,
+						  mapping->path),
 		};
 		process->mappings[process->count - 1].object->is_vdso = is_vdso;
 	}
-	free(text);
+	proc_maps_free(&mappings);
 	return true;
 }
 
