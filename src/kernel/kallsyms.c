@@ -27,6 +27,25 @@ bool kallsyms_parse_line(const char *line, struct kallsyms_line *out)
 	return out->name_length > 0;
 }
 
+int kallsyms_each(const char *path, void (*visit)(const struct kallsyms_line *line, void *context),
+		  void *context)
+{
+	FILE *file = fopen(path ? path : "/proc/kallsyms", "re");
+	char *line = NULL;
+	size_t capacity = 0;
+
+	if (!file)
+		return -errno;
+	while (getline(&line, &capacity, file) > 0) {
+		struct kallsyms_line parsed;
+		if (kallsyms_parse_line(line, &parsed))
+			visit(&parsed, context);
+	}
+	free(line);
+	fclose(file);
+	return 0;
+}
+
 /* The names of /proc/kallsyms, read once on the first lookup and sorted:
  * a program may ask kaddr() or a kprobe check for thousands of names, and
  * each read of the file costs tens of milliseconds of kernel time. */
@@ -50,32 +69,23 @@ static int kallsyms_compare(const void *a, const void *b)
 	return order ? order : x->line - y->line;
 }
 
+static void kallsyms_keep_name(const struct kallsyms_line *parsed, void *context)
+{
+	struct kallsyms_name entry = {
+		.name = kallsyms_table.names.length,
+		.address = parsed->address,
+		.line = kallsyms_table.symbols.count,
+	};
+	strbuf_append(&kallsyms_table.names, parsed->name, parsed->name_length);
+	strbuf_putc(&kallsyms_table.names, '\0');
+	vec_push(&kallsyms_table.symbols, entry);
+}
+
 static void kallsyms_load(void)
 {
 	kallsyms_table.loaded = true;
 	strbuf_init(&kallsyms_table.names);
-	FILE *file = fopen("/proc/kallsyms", "re");
-	if (!file) {
-		kallsyms_table.err = -errno;
-		return;
-	}
-	char *line = NULL;
-	size_t capacity = 0;
-	while (getline(&line, &capacity, file) > 0) {
-		struct kallsyms_line parsed;
-		if (!kallsyms_parse_line(line, &parsed))
-			continue;
-		struct kallsyms_name entry = {
-			.name = kallsyms_table.names.length,
-			.address = parsed.address,
-			.line = kallsyms_table.symbols.count,
-		};
-		strbuf_append(&kallsyms_table.names, parsed.name, parsed.name_length);
-		strbuf_putc(&kallsyms_table.names, '\0');
-		vec_push(&kallsyms_table.symbols, entry);
-	}
-	free(line);
-	fclose(file);
+	kallsyms_table.err = kallsyms_each(NULL, kallsyms_keep_name, NULL);
 	qsort(kallsyms_table.symbols.items, kallsyms_table.symbols.count,
 	      sizeof(struct kallsyms_name), kallsyms_compare);
 }

@@ -151,50 +151,41 @@ static int32_t kernel_module_index(const char *module, size_t length)
  * offsets rather than addresses, and a zero address means kallsyms hides
  * addresses from this user: false for those.
  */
-static bool kallsyms_parse(const char *line, struct kallsyms_line *out)
+static bool kallsyms_has_address(const struct kallsyms_line *line)
 {
-	return kallsyms_parse_line(line, out) && out->address != 0 && out->type != 'a' &&
-	       out->type != 'A';
+	return line->address != 0 && line->type != 'a' && line->type != 'A';
 }
 
-static FILE *kallsyms_open(void)
+static void kernel_keep_symbol(const struct kallsyms_line *parsed, void *context)
 {
-	return fopen(kernel.path ? kernel.path : "/proc/kallsyms", "r");
+	int *capacity = context;
+
+	if (!kallsyms_has_address(parsed) ||
+	    kernel.names.length > UINT32_MAX - parsed->name_length - 1)
+		return;
+	int32_t module = parsed->module ? kernel_module_index(parsed->module,
+							      parsed->module_length) : -1;
+	if (kernel.count == *capacity) {
+		*capacity = *capacity ? *capacity * 2 : 4096;
+		kernel.symbols = xrealloc(kernel.symbols, sizeof(*kernel.symbols) * *capacity);
+	}
+	kernel.symbols[kernel.count++] = (struct kernel_symbol){
+		.address = parsed->address, .name = (uint32_t)kernel.names.length,
+		.module = module,
+	};
+	strbuf_append(&kernel.names, parsed->name, parsed->name_length);
+	strbuf_putc(&kernel.names, '\0');
 }
 
 /* The whole table, for lookups one at a time (ksym(), kstack in printf and
- * maps). The file (5 MB and more) is read a line at a time and only the
- * names kept. */
+ * maps): only the names are kept. */
 static void kernel_load(void)
 {
-	FILE *file = kallsyms_open();
-	char *line = NULL;
-	size_t line_capacity = 0;
 	int capacity = 0;
 
 	kernel.loaded = true;
-	if (!file)
+	if (kallsyms_each(kernel.path, kernel_keep_symbol, &capacity) < 0)
 		return;
-	while (getline(&line, &line_capacity, file) > 0) {
-		struct kallsyms_line parsed;
-		if (!kallsyms_parse(line, &parsed) ||
-		    kernel.names.length > UINT32_MAX - parsed.name_length - 1)
-			continue;
-		int32_t module = parsed.module ? kernel_module_index(parsed.module,
-								     parsed.module_length) : -1;
-		if (kernel.count == capacity) {
-			capacity = capacity ? capacity * 2 : 4096;
-			kernel.symbols = xrealloc(kernel.symbols, sizeof(*kernel.symbols) * capacity);
-		}
-		kernel.symbols[kernel.count++] = (struct kernel_symbol){
-			.address = parsed.address, .name = (uint32_t)kernel.names.length,
-			.module = module,
-		};
-		strbuf_append(&kernel.names, parsed.name, parsed.name_length);
-		strbuf_putc(&kernel.names, '\0');
-	}
-	free(line);
-	fclose(file);
 	qsort(kernel.symbols, kernel.count, sizeof(*kernel.symbols), kernel_compare);
 }
 
@@ -252,6 +243,46 @@ static int compare_named(const void *pa, const void *pb)
 	return (a->address > b->address) - (a->address < b->address);
 }
 
+/* A wanted address's slot: the highest symbol start seen for it so far. */
+struct kernel_holder {
+	uint64_t start;
+	bool found;
+	struct strbuf name;
+};
+
+struct kernel_batch {
+	const uint64_t *addresses;
+	int count;
+	struct kernel_holder *holders;
+};
+
+static void kernel_hold_symbol(const struct kallsyms_line *parsed, void *context)
+{
+	struct kernel_batch *batch = context;
+
+	if (!kallsyms_has_address(parsed))
+		return;
+	/* the first wanted address at or above the start */
+	int low = 0, high = batch->count;
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+		if (batch->addresses[middle] < parsed->address)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	if (low == batch->count)
+		return;
+	struct kernel_holder *holder = &batch->holders[low];
+	/* the first line of an address wins, as in the whole table */
+	if (holder->found && holder->start >= parsed->address)
+		return;
+	holder->found = true;
+	holder->start = parsed->address;
+	strbuf_reset(&holder->name);
+	strbuf_append(&holder->name, parsed->name, parsed->name_length);
+}
+
 /*
  * Names the addresses not named yet (sorted, distinct) in one pass over
  * kallsyms, keeping only the names that can hold one of them. The symbol
@@ -267,42 +298,10 @@ static int compare_named(const void *pa, const void *pb)
  */
 static void kernel_name_batch(const uint64_t *addresses, int count)
 {
-	struct kernel_holder {
-		uint64_t start;
-		bool found;
-		struct strbuf name;
-	} *holders = xcalloc((size_t)count + 1, sizeof(*holders));
-	char *line = NULL;
-	size_t line_capacity = 0;
-	struct kallsyms_line parsed;
-	FILE *file = kallsyms_open();
+	struct kernel_holder *holders = xcalloc((size_t)count + 1, sizeof(*holders));
+	struct kernel_batch batch = { addresses, count, holders };
 
-	while (file && getline(&line, &line_capacity, file) > 0) {
-		if (!kallsyms_parse(line, &parsed))
-			continue;
-		/* the first wanted address at or above the start */
-		int low = 0, high = count;
-		while (low < high) {
-			int middle = low + (high - low) / 2;
-			if (addresses[middle] < parsed.address)
-				low = middle + 1;
-			else
-				high = middle;
-		}
-		if (low == count)
-			continue;
-		struct kernel_holder *holder = &holders[low];
-		/* the first line of an address wins, as in the whole table */
-		if (holder->found && holder->start >= parsed.address)
-			continue;
-		holder->found = true;
-		holder->start = parsed.address;
-		strbuf_reset(&holder->name);
-		strbuf_append(&holder->name, parsed.name, parsed.name_length);
-	}
-	if (file)
-		fclose(file);
-	free(line);
+	kallsyms_each(kernel.path, kernel_hold_symbol, &batch);
 	const struct kernel_holder *previous = NULL;
 	for (int i = 0; i < count; i++) {
 		if (holders[i].found)
