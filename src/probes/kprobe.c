@@ -48,12 +48,6 @@ extern const struct provider kretprobe_provider;
  * approach the usual limit of 1024 open files. */
 #define KPROBE_MULTI_MIN_FUNCTIONS 256
 
-/* x86-64 calling convention: the registers holding arguments 0..5. */
-static const int argument_registers[] = {
-	PT_REGS_DI, PT_REGS_SI, PT_REGS_DX, PT_REGS_CX, PT_REGS_R8, PT_REGS_R9,
-};
-
-#define ARGUMENT_REGISTER_COUNT (int)(sizeof(argument_registers) / sizeof(argument_registers[0]))
 
 /* ---- the kernel's traceable functions ---- */
 
@@ -331,20 +325,20 @@ static int describe(struct probe_point *point, bool is_return, char **error)
 		point->features |= PROBE_HAS_RETVAL;
 		point->retval_location = (struct arg_location){
 			.kind = ARG_LOCATION_REGISTER,
-			.register_offset = PT_REGS_AX,
+			.register_offset = ARCH_RETURN_VALUE,
 			.size = 8,
 			.is_signed = true,
 		};
 		return 0;
 	}
 	point->features |= PROBE_HAS_ARGN;
-	point->arg_count = ARGUMENT_REGISTER_COUNT;
+	point->arg_count = ARCH_ARGUMENT_REGISTERS;
 	free(point->arg_locations);
-	point->arg_locations = xcalloc(ARGUMENT_REGISTER_COUNT, sizeof(*point->arg_locations));
-	for (int i = 0; i < ARGUMENT_REGISTER_COUNT; i++)
+	point->arg_locations = xcalloc(ARCH_ARGUMENT_REGISTERS, sizeof(*point->arg_locations));
+	for (int i = 0; i < ARCH_ARGUMENT_REGISTERS; i++)
 		point->arg_locations[i] = (struct arg_location){
 			.kind = ARG_LOCATION_REGISTER,
-			.register_offset = argument_registers[i],
+			.register_offset = arch_call_arguments[i],
 			.index_offset = -1,
 			.size = 8,
 		};

@@ -21,6 +21,7 @@
 #include "../common/diag.h"
 #include "../common/types.h"
 #include "../common/util.h"
+#include "../kernel/arch.h"
 
 struct provider;
 struct bpf_insn;
@@ -317,16 +318,6 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 
 /* ---- user-space probes (uprobe.c, usdt.c) ---- */
 
-/* Offsets of the x86-64 kernel's struct pt_regs fields, which is what a
- * uprobe/kprobe program's context points to (ARG_LOCATION_REGISTER). */
-enum pt_regs_offset {
-	PT_REGS_R15 = 0, PT_REGS_R14 = 8, PT_REGS_R13 = 16, PT_REGS_R12 = 24,
-	PT_REGS_BP = 32, PT_REGS_BX = 40, PT_REGS_R11 = 48, PT_REGS_R10 = 56,
-	PT_REGS_R9 = 64, PT_REGS_R8 = 72, PT_REGS_AX = 80, PT_REGS_CX = 88,
-	PT_REGS_DX = 96, PT_REGS_SI = 104, PT_REGS_DI = 112, PT_REGS_ORIG_AX = 120,
-	PT_REGS_IP = 128, PT_REGS_CS = 136, PT_REGS_FLAGS = 144, PT_REGS_SP = 152,
-	PT_REGS_SS = 160,
-};
 
 /* Attaches prog_fd at point->binary_path + binary_offset through the
  * kernel's uprobe PMU (a return probe when retprobe), with the USDT

@@ -70,14 +70,6 @@ extern const struct provider syscall_tracepoint_provider;
 /* Room for every x86-64 syscall number, with space for new ones. */
 #define SYSCALL_SLOTS 1024
 
-/* __USER_CS: the code segment of 64-bit user code on x86-64 */
-#define USER64_CODE_SEGMENT 0x33
-
-/* x86-64 syscall arguments 0..5 in the saved registers (r10, not cx: the
- * syscall instruction clobbers cx). */
-static const int syscall_registers[] = {
-	PT_REGS_DI, PT_REGS_SI, PT_REGS_DX, PT_REGS_R10, PT_REGS_R8, PT_REGS_R9,
-};
 
 /* Tracepoints named after a syscall's implementation rather than its
  * number's name, and syscalls newer than the headers sonde was built
@@ -201,7 +193,7 @@ struct probe_point *syscall_tracepoint_point(const char *event, struct probe_gro
 		created->base.index.size = 8;
 		if (is_exit) {
 			created->base.index.kind = ARG_LOCATION_SAVED_REGISTER;
-			created->base.index.register_offset = PT_REGS_ORIG_AX;
+			created->base.index.register_offset = ARCH_SYSCALL_NUMBER;
 		} else {
 			created->base.index.kind = ARG_LOCATION_REGISTER;
 			created->base.index.register_offset = 8;
@@ -246,14 +238,14 @@ static int syscall_tracepoint_describe(struct probe_point *point, char **error)
 		location->size = 8;
 		if (offset == 8 && group->is_exit) {
 			location->kind = ARG_LOCATION_SAVED_REGISTER;
-			location->register_offset = PT_REGS_ORIG_AX;
+			location->register_offset = ARCH_SYSCALL_NUMBER;
 		} else if (offset == 8 || (group->is_exit && offset == 16)) {
 			/* enter: the context's id; exit: the context's ret */
 			location->kind = ARG_LOCATION_REGISTER;
 			location->register_offset = 8;
 		} else if (!group->is_exit && offset >= 16 && offset % 8 == 0 && slot < 6) {
 			location->kind = ARG_LOCATION_SAVED_REGISTER;
-			location->register_offset = syscall_registers[slot];
+			location->register_offset = arch_syscall_arguments[slot];
 		} else {
 			*error = xasprintf("cannot place field %s of %s", record->fields[i].name,
 					   point->name);
@@ -324,7 +316,7 @@ static void syscall_prelude_build(struct syscall_prelude *prelude, bool is_exit,
 	if (btf && is_exit)
 		prelude_regs_btf(prelude);
 	if (is_exit)   /* sys_exit(regs, ret): the number is the saved orig_ax */
-		prelude_read_register(prelude, btf, BPF_REG_7, PT_REGS_ORIG_AX);
+		prelude_read_register(prelude, btf, BPF_REG_7, ARCH_SYSCALL_NUMBER);
 	else           /* sys_enter(regs, id) */
 		INSN(.code = BPF_LDX | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_7, .src_reg = BPF_REG_6,
 		     .off = 8);
@@ -345,9 +337,9 @@ static void syscall_prelude_build(struct syscall_prelude *prelude, bool is_exit,
 	INSN(.code = BPF_JMP | BPF_JEQ | BPF_K, .dst_reg = BPF_REG_1, .off = SYSCALL_GIVE_UP);
 	if (btf && !is_exit)
 		prelude_regs_btf(prelude);
-	prelude_read_register(prelude, btf, BPF_REG_1, PT_REGS_CS);
+	prelude_read_register(prelude, btf, BPF_REG_1, ARCH_MODE_REGISTER);
 	INSN(.code = BPF_JMP | BPF_JNE | BPF_K, .dst_reg = BPF_REG_1, .off = SYSCALL_GIVE_UP,
-	     .imm = USER64_CODE_SEGMENT);
+	     .imm = ARCH_USER64_CODE_SEGMENT);
 	INSN(.code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_3, .src_reg = BPF_REG_7);
 	for (int at = 0; at < prelude->count; at++) {
 		if (BPF_CLASS(prelude->insns[at].code) == BPF_JMP &&

@@ -97,22 +97,19 @@ static char *function_part(const struct probe_spec *spec)
 /* Sets the calling convention's argument and return registers. */
 static void set_calling_convention(struct probe_point *point, bool retprobe)
 {
-	static const int argument_registers[] = {
-		PT_REGS_DI, PT_REGS_SI, PT_REGS_DX, PT_REGS_CX, PT_REGS_R8, PT_REGS_R9,
-	};
-	const int count = (int)(sizeof(argument_registers) / sizeof(argument_registers[0]));
+	const int count = ARCH_ARGUMENT_REGISTERS;
 
 	point->args_access = ARGS_PT_REGS;
 	point->arg_count = count;
 	point->arg_locations = xcalloc((size_t)count, sizeof(*point->arg_locations));
 	for (int i = 0; i < count; i++) {
 		point->arg_locations[i] = (struct arg_location){
-			.kind = ARG_LOCATION_REGISTER, .register_offset = argument_registers[i],
+			.kind = ARG_LOCATION_REGISTER, .register_offset = arch_call_arguments[i],
 			.index_offset = -1, .scale = 1, .size = 8,
 		};
 	}
 	point->retval_location = (struct arg_location){
-		.kind = ARG_LOCATION_REGISTER, .register_offset = PT_REGS_AX,
+		.kind = ARG_LOCATION_REGISTER, .register_offset = ARCH_RETURN_VALUE,
 		.index_offset = -1, .scale = 1, .size = 8,
 	};
 	point->features = retprobe ? (PROBE_HAS_RETVAL | PROBE_HAS_FUNC)

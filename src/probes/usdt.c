@@ -33,29 +33,6 @@ extern const struct provider usdt_provider;
 
 /* ---- argument strings ---- */
 
-/* Every name of the x86-64 general registers at every width. */
-static const struct {
-	const char *names[4]; /* 64, 32, 16 and 8-bit names */
-	int offset;
-} registers[] = {
-	{ { "rax", "eax", "ax", "al" }, PT_REGS_AX },
-	{ { "rbx", "ebx", "bx", "bl" }, PT_REGS_BX },
-	{ { "rcx", "ecx", "cx", "cl" }, PT_REGS_CX },
-	{ { "rdx", "edx", "dx", "dl" }, PT_REGS_DX },
-	{ { "rsi", "esi", "si", "sil" }, PT_REGS_SI },
-	{ { "rdi", "edi", "di", "dil" }, PT_REGS_DI },
-	{ { "rbp", "ebp", "bp", "bpl" }, PT_REGS_BP },
-	{ { "rsp", "esp", "sp", "spl" }, PT_REGS_SP },
-	{ { "r8", "r8d", "r8w", "r8b" }, PT_REGS_R8 },
-	{ { "r9", "r9d", "r9w", "r9b" }, PT_REGS_R9 },
-	{ { "r10", "r10d", "r10w", "r10b" }, PT_REGS_R10 },
-	{ { "r11", "r11d", "r11w", "r11b" }, PT_REGS_R11 },
-	{ { "r12", "r12d", "r12w", "r12b" }, PT_REGS_R12 },
-	{ { "r13", "r13d", "r13w", "r13b" }, PT_REGS_R13 },
-	{ { "r14", "r14d", "r14w", "r14b" }, PT_REGS_R14 },
-	{ { "r15", "r15d", "r15w", "r15b" }, PT_REGS_R15 },
-	{ { "rip", "eip", NULL, NULL }, PT_REGS_IP },
-};
 
 /* "%edi" at *p → pt_regs offset, advancing *p; -1 if not a register we read. */
 static int parse_register(const char **p)
@@ -67,16 +44,10 @@ static int parse_register(const char **p)
 		return -1;
 	while (isalnum((unsigned char)start[length]))
 		length++;
-	for (size_t r = 0; r < sizeof(registers) / sizeof(registers[0]); r++) {
-		for (int w = 0; w < 4; w++) {
-			const char *name = registers[r].names[w];
-			if (name && strlen(name) == length && strncmp(name, start, length) == 0) {
-				*p = start + length;
-				return registers[r].offset;
-			}
-		}
-	}
-	return -1;
+	int offset = arch_asm_register_offset(start, length);
+	if (offset >= 0)
+		*p = start + length;
+	return offset;
 }
 
 /* A signed number in C syntax (decimal or 0x hex) at *p. */
@@ -175,14 +146,14 @@ static int parse_operand(struct arg_parser *parser, const char *p, struct arg_lo
 			return parse_error(parser, "absolute addresses are not supported");
 		/* A symbol alone is an absolute address: relative to the probe,
 		 * like %rip, so a moved object still reads the right byte. */
-		location->register_offset = PT_REGS_IP;
+		location->register_offset = ARCH_INSTRUCTION_POINTER;
 		displacement -= (int64_t)parser->probe_address;
 	} else {
 		p++;
 		location->register_offset = parse_register(&p);
 		if (location->register_offset < 0)
 			return parse_error(parser, "memory operands need a base register");
-		if (location->register_offset == PT_REGS_IP && has_symbol)
+		if (location->register_offset == ARCH_INSTRUCTION_POINTER && has_symbol)
 			/* symbol(%rip) is the symbol's address; the ip the
 			 * program sees is the probe's own address. */
 			displacement -= (int64_t)parser->probe_address;

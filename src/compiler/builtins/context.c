@@ -355,27 +355,12 @@ static void check_usermode(struct sema *sema, struct node *node)
 static struct value generate_usermode(struct codegen *gen, struct node *node)
 {
 	/* a perf event's context starts with the registers too */
-	int cs = gen_load_int(gen, gen->ctx_reg, PT_REGS_CS, 8, false);
-	ir_alu_imm(&gen->fn, BPF_AND, cs, 3);
-	return value_reg(gen_test_imm(gen, BPF_JEQ, cs, 3), node->type);
+	int mode = gen_load_int(gen, gen->ctx_reg, ARCH_MODE_REGISTER, 8, false);
+	ir_alu_imm(&gen->fn, BPF_AND, mode, ARCH_MODE_MASK);
+	return value_reg(gen_test_imm(gen, BPF_JEQ, mode, ARCH_USER_MODE), node->type);
 }
 
 /* ---- reg("name"): a saved register, by its x86-64 struct pt_regs name ---- */
-
-/* In struct pt_regs's order: each is 8 bytes on from the one before. */
-static const char *const pt_regs_names[] = {
-	"r15", "r14", "r13", "r12", "bp", "bx", "r11", "r10", "r9", "r8", "ax",
-	"cx", "dx", "si", "di", "orig_ax", "ip", "cs", "flags", "sp", "ss",
-};
-
-/* The register's offset in struct pt_regs, or -1 */
-static int pt_regs_offset_of(const char *name)
-{
-	for (size_t i = 0; i < sizeof(pt_regs_names) / sizeof(pt_regs_names[0]); i++)
-		if (strcmp(pt_regs_names[i], name) == 0)
-			return (int)i * 8;
-	return -1;
-}
 
 static void check_reg(struct sema *sema, struct node *call)
 {
@@ -386,10 +371,9 @@ static void check_reg(struct sema *sema, struct node *call)
 			   "\"sp\", \"di\", ...)");
 		return;
 	}
-	if (pt_regs_offset_of(name->string_value) < 0) {
+	if (arch_pt_regs_offset(name->string_value) < 0) {
 		sema_error(sema, name->loc, "reg(): '%s' is not an x86-64 register; the names are those "
-			   "of struct pt_regs: ip, sp, bp, ax, bx, cx, dx, si, di, r8-r15, orig_ax, cs, "
-			   "flags, ss", name->string_value);
+			   "of struct pt_regs: " ARCH_PT_REGS_NAMES, name->string_value);
 		return;
 	}
 	context_holds_registers(sema, call->loc, "reg()");
@@ -397,7 +381,7 @@ static void check_reg(struct sema *sema, struct node *call)
 
 static struct value generate_reg(struct codegen *gen, struct node *call)
 {
-	int offset = pt_regs_offset_of(call->args->string_value);
+	int offset = arch_pt_regs_offset(call->args->string_value);
 	return value_reg(gen_load_int(gen, gen->ctx_reg, offset, 8, false), call->type);
 }
 

@@ -257,7 +257,7 @@ static struct value generate_uaddr(struct codegen *gen, struct node *call)
 	}
 	if (!symbol.relocatable)
 		return value_reg(gen_const_reg(gen, (int64_t)symbol.address), call->type);
-	int address = gen_load_int(gen, gen->ctx_reg, PT_REGS_IP, 8, false);
+	int address = gen_load_int(gen, gen->ctx_reg, ARCH_INSTRUCTION_POINTER, 8, false);
 	int distance = gen_const_reg(gen, (int64_t)(symbol.address - symbol.probe_address));
 	ir_alu(&gen->fn, BPF_ADD, address, distance);
 	return value_reg(address, call->type);
