@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../kernel/attach.h"
 #include "../kernel/features.h"
 
 extern const struct provider begin_provider;

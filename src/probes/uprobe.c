@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "../kernel/elf.h"
-#include "../kernel/features.h"
+#include "../kernel/attach.h"
 #include "../kernel/pmu.h"
 
 extern const struct provider uprobe_provider;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "../kernel/attach.h"
 #include "../kernel/features.h"
 
 /* A wildcard matching this many functions or more is attached through one
@@ -103,7 +104,7 @@ static int uprobe_group_attach(struct uprobe_group *group, pid_t pid, fd_list *f
 					   strerror(-map_fd));
 		return map_fd;
 	}
-	prog_fd = probe_dispatcher_load(BPF_PROG_TYPE_KPROBE, FEATURE_TRACE_UPROBE_MULTI,
+	prog_fd = probe_dispatcher_load(BPF_PROG_TYPE_KPROBE, ATTACH_TRACE_UPROBE_MULTI,
 					"sonde_uprobes", prelude, UPROBE_PRELUDE_INSNS, map_fd);
 	if (prog_fd < 0) {
 		close(map_fd);
@@ -152,6 +153,6 @@ int uprobe_multi_prepare_load(const struct probe_point *point, uint32_t *expecte
 			      uint32_t *attach_btf_id, int *attach_btf_obj_fd, char **error)
 {
 	if (point->group)
-		*expected_attach_type = FEATURE_TRACE_UPROBE_MULTI;
+		*expected_attach_type = ATTACH_TRACE_UPROBE_MULTI;
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "kernel/attach.h"
 #include "kernel/features.h"
 #include "kernel/tracefs.h"
 #include "probes/provider.h"
