@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../compiler/ast.h"
+#include "../compiler/compiler.h"
 #include "../compiler/lex.h"
 #include "../probes/provider.h"
 
@@ -703,6 +704,58 @@ static int check_alone(struct translation *t)
 	return -EINVAL;
 }
 
+/* The error a compile reported on one line of its program, mapped into
+ * the specifier; 0 when there was none there (an error elsewhere is the
+ * generated program's, reported when it is compiled for real). */
+static int report_on_line(struct translation *t, const struct diag *diag, int line)
+{
+	if (diag->error_count == 0 || diag->first_loc.line != line || diag->first_loc.column < 1)
+		return 0;
+	size_t offset = t->offset + source_offset(t, (size_t)diag->first_loc.column - 1);
+	*t->error = bcc_spec_error(t->context->spec, offset, 1, "%s", diag->first_message);
+	return -EINVAL;
+}
+
+/* The translation compiled alone on the target, after the same entry probe
+ * and prologue the generator writes, on a line of its own. */
+static int check_types(struct translation *t)
+{
+	const struct bcc_expr_context *context = t->context;
+	if (!context->target)
+		return 0;
+	struct strbuf program;
+	strbuf_init(&program);
+	bcc_entry_probe_write(context->target, context, t->needs, "@bcc_check_", "tid", "",
+			      &program);
+	strbuf_printf(&program, "%s\n{\n", context->target->probe);
+	bcc_body_prologue(context, t->needs, "@bcc_check_", "tid", &program);
+	strbuf_puts(&program, "\t$bcc_value = (\n");
+	int line = 1;
+	for (size_t i = 0; i < program.length; i++)
+		line += program.data[i] == '\n';
+	strbuf_printf(&program, "%s\n\t);\n}\n", t->out.data);
+
+	struct source source = { "expression", program.data, 0 };
+	struct compile_options options = { 0 };
+	struct program compiled;
+	struct diag diag;
+	char *ignored = NULL;
+	size_t ignored_size = 0;
+	FILE *sink = open_memstream(&ignored, &ignored_size);
+	int status = 0;
+	if (sink) {
+		memset(&compiled, 0, sizeof(compiled));
+		diag_init(&diag, &source, sink);
+		if (compile_program(&source, &options, &compiled, &diag) < 0)
+			status = report_on_line(t, &diag, line);
+		compile_free(&compiled);
+		fclose(sink);
+	}
+	free(ignored);
+	strbuf_free(&program);
+	return status;
+}
+
 char *bcc_expr_translate(const struct bcc_expr_context *context, size_t offset, size_t length,
 			 struct bcc_expr_needs *needs, char **error)
 {
@@ -712,6 +765,8 @@ char *bcc_expr_translate(const struct bcc_expr_context *context, size_t offset, 
 	int status = translate_tokens(&t);
 	if (status == 0)
 		status = check_alone(&t);
+	if (status == 0)
+		status = check_types(&t);
 	free((char *)t.text);
 	free(t.pieces.items);
 	if (status < 0) {

@@ -111,6 +111,8 @@ struct bcc_expr_context {
 	enum bcc_probe_kind kind;     /* the target's; a return probe reads parameters
 				       * its entry probe saved */
 	bool entry_specials;          /* $latency and $entry(p) may be used (argdist) */
+	const struct bcc_target *target; /* where types are checked (a specifier's first
+					  * match); NULL: syntax only */
 };
 
 /* What a probe's expressions used, for the generator to provide. */
@@ -127,7 +129,9 @@ struct bcc_expr_needs {
  * $name, $latency $bcc_latency (both recorded in *needs). The result is
  * then parsed as exactly one expression: nothing in it can end the
  * expression it is put in, assign, call anything but a pure function, or
- * name a map. NULL, with *error pointing into the specifier, otherwise.
+ * name a map. With a target, it is also compiled alone on that probe, so
+ * that an unknown name or a wrong type is reported here too. NULL, with
+ * *error pointing into the specifier, otherwise.
  */
 char *bcc_expr_translate(const struct bcc_expr_context *context, size_t offset, size_t length,
 			 struct bcc_expr_needs *needs, char **error);

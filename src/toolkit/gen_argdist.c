@@ -190,8 +190,9 @@ static int generate_spec(const struct argdist_spec *spec, int index, struct strb
 	bcc_target_list targets = { 0 };
 	int status = bcc_probe_expand(&spec->probe, false, &targets, error);
 	for (int t = 0; status == 0 && t < targets.count; t++) {
+		/* types are checked on the first match: one compile, not one per function */
 		struct bcc_expr_context context = { spec->text, &spec->params, targets.items[t].kind,
-						    true };
+						    true, t == 0 ? &targets.items[t] : NULL };
 		struct bcc_expr_needs needs = { 0 };
 		struct strbuf body;
 		strbuf_init(&body);

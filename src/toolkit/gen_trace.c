@@ -207,7 +207,9 @@ static int generate_probe(const struct tool_run *run, const struct trace_spec *s
 			  struct strbuf *program, char **error)
 {
 	const struct bcc_target *probe = &targets->items[target];
-	struct bcc_expr_context context = { spec->text, &spec->params, probe->kind, false };
+	/* types are checked on the first match: one compile, not one per function */
+	struct bcc_expr_context context = { spec->text, &spec->params, probe->kind, false,
+					    target == 0 ? probe : NULL };
 	struct bcc_expr_needs needs = { 0 };
 	struct strbuf format, args;
 	strbuf_init(&format);

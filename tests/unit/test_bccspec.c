@@ -129,7 +129,7 @@ static void check_translate(const char *spec, size_t offset, enum bcc_probe_kind
 	char *error = NULL;
 	struct bcc_param param = { strdup("size_t"), strdup("size") };
 	vec_push(&params, param);
-	struct bcc_expr_context context = { spec, &params, kind, true };
+	struct bcc_expr_context context = { spec, &params, kind, true, NULL };
 	char *out = bcc_expr_translate(&context, offset, strlen(spec) - offset, &needs, &error);
 	char name[256];
 	snprintf(name, sizeof(name), "translate %s", spec + offset);
