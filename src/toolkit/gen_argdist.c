@@ -5,8 +5,11 @@
  *
  * becomes its own map (@bcc_h0, @bcc_c1...) updated by one probe per
  * matching function, and one block that prints every map each INTERVAL
- * seconds and at the end. A return probe that uses $latency or $entry(p)
- * gets an entry probe that saves the time and the parameters per thread.
+ * seconds and at the end. A return probe that uses $latency or a
+ * parameter ($entry(p) or p) gets an entry probe that saves the time and
+ * the parameters per thread (bccspec.c's bcc_entry_probe_write). Every
+ * expression and filter is translated and checked by bcc_expr_translate,
+ * never pasted as text.
  */
 #include "generator.h"
 

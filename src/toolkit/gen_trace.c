@@ -8,7 +8,10 @@
  * BCC's %K and %U (a kernel or user address as a symbol) become %s of
  * ksym()/usym(), and a %s argument is read with str(), as BCC reads it. The
  * filter is tested at the top of the body rather than in a predicate so it
- * can use the signature's parameters, which are variables set there.
+ * can use the signature's parameters, which are variables set there (in a
+ * return probe, from the values its entry probe saved). The format is one
+ * string literal read by sonde's lexer and written back escaped; the filter
+ * and each argument go through bcc_expr_translate: nothing is pasted.
  *
  * -f (BCC's message filter) keeps the lines whose message holds a text. The
  * message only exists once user space has formatted it, so the whole line
