@@ -349,8 +349,15 @@ int bcc_params_parse(const char *text, size_t length, bcc_param_list *out, char 
 		size_t end = strlen(param), start = end;
 		while (start > 0 && (isalnum((unsigned char)param[start - 1]) || param[start - 1] == '_'))
 			start--;
+		/* the type is written into the program's casts: words and '*' only */
+		size_t type_end = strspn(param, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					 "0123456789_* \t");
 		if (start == end || start == 0 || isdigit((unsigned char)param[start])) {
 			*error = xasprintf("the parameter '%s' should be 'type name'", param);
+			status = -EINVAL;
+		} else if (type_end < start) {
+			*error = xasprintf("the parameter '%s' should be 'type name': '%c' cannot be part "
+					   "of a type", param, param[type_end]);
 			status = -EINVAL;
 		} else {
 			struct bcc_param parsed = { trim_copy(param, param + start), xstrdup(param + start) };

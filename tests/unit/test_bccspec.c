@@ -114,6 +114,14 @@ static void test_head_and_scan(void)
 	check(status < 0 && error && strstr(error, "should be 'type name'"), "parameter without name",
 	      error);
 	free(error);
+	error = NULL;
+	bcc_params_free(&params);
+	status = bcc_probe_parse_head("p:c:malloc(struct a; exit(); struct b * p)", 0, &probe,
+				      &params, &used, &error);
+	check(status < 0 && error && strstr(error, "';' cannot be part of a type"),
+	      "a type is words and stars: it is written into a cast", error);
+	free(error);
+	bcc_params_free(&params);
 	check(bcc_scan_until("f(a, b), c", ",") == 7, "scan skips parentheses", NULL);
 	check(bcc_scan_until("\"a:b\":c", ":") == 5, "scan skips strings", NULL);
 }
