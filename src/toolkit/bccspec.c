@@ -505,12 +505,16 @@ static void need_param(struct bcc_expr_needs *needs, int index)
 }
 
 /* A parameter, at entry or (saved there) at the return. */
-static void emit_param(struct translation *t, const struct token *tok, int index)
+static int emit_param(struct translation *t, const struct token *tok, int index)
 {
+	if (t->context->kind == BCC_TRACEPOINT)
+		return fail_at(t, tok, "a tracepoint has no arguments to name: its fields are "
+			       "args->NAME");
 	char *variable = xasprintf("$%s", t->context->params->items[index].name);
 	need_param(t->needs, index);
 	emit(t, tok, variable);
 	free(variable);
+	return 0;
 }
 
 /* $entry(name): the tokens after $entry must be '(' name ')'. */
@@ -526,8 +530,7 @@ static int translate_entry(struct translation *t, struct lexer *lexer, const str
 		return fail_at(t, &name, "'%.*s' is not a parameter: name it in the signature, "
 			       "r:lib:function(type %.*s)", name.length, name.start, name.length,
 			       name.start);
-	emit_param(t, tok, index);
-	return 0;
+	return emit_param(t, tok, index);
 }
 
 static int translate_variable(struct translation *t, struct lexer *lexer, const struct token *tok)
@@ -575,10 +578,8 @@ static int translate_identifier(struct translation *t, const struct lexer *lexer
 			       tok->start);
 	}
 	int index = param_index(t, tok);
-	if (index >= 0) {
-		emit_param(t, tok, index);
-		return 0;
-	}
+	if (index >= 0)
+		return emit_param(t, tok, index);
 	if (tok->length > 3 && strncmp(tok->start, "arg", 3) == 0 &&
 	    isdigit((unsigned char)tok->start[3]) && bcc_kind_has_args(context->kind)) {
 		char *after = NULL;

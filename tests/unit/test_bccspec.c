@@ -167,6 +167,7 @@ static void test_translate(void)
 	check_translate("$entry(size)", 0, BCC_UPROBE, NULL, "needs a return probe");
 	check_translate("arg1", 0, BCC_URETPROBE, NULL, "a return probe has no arguments");
 	check_translate("retval", 0, BCC_UPROBE, NULL, "retval needs a return probe");
+	check_translate("size", 0, BCC_TRACEPOINT, NULL, "a tracepoint has no arguments to name");
 
 	/* nothing but one expression: the error is placed in the specifier */
 	const char *spec = "p:c:malloc \"%d\", 1); exit(); printf(\"%d\", 1";
