@@ -1,6 +1,6 @@
 /*
  * BCC probe specifiers (bccspec.h): reading them, expanding their wildcards
- * and regular expressions, and rewriting BCC's expressions.
+ * and regular expressions, and translating BCC's expressions.
  *
  * Expansion asks sonde's own providers (provider.h) for the probes a glob
  * matches, so "u:libc:mall*" finds exactly the functions a sonde program
@@ -12,6 +12,14 @@
  * `u:` means a USDT probe in BCC. sonde's users also write it for a user
  * function (as bpftrace's `u:` is a uprobe), so a `u:lib:name` that names no
  * USDT probe of lib is read as the function; docs/compat.md says so.
+ *
+ * An expression becomes part of a generated program, so it is never pasted
+ * as text: sonde's lexer reads it token by token (renaming BCC's words and
+ * refusing any token that could end the expression or change state), the
+ * parser must find exactly one expression in the result, and a compile of
+ * it alone on the probe checks its names and types. Each piece of the
+ * translation remembers where it came from, so every error is shown under
+ * the user's specifier, never at a line of generated code.
  */
 #include "bccspec.h"
 
