@@ -22,6 +22,8 @@ void diag_init(struct diag *diag, const struct source *source, FILE *out)
 	diag->source = source;
 	diag->out = out ? out : stderr;
 	diag->error_count = 0;
+	diag->first_loc = (struct src_loc){ 0, 0, 0 };
+	diag->first_message[0] = '\0';
 }
 
 /* Finds line `line` (from 1) of text; sets *length to its length without the newline. */
@@ -117,6 +119,12 @@ void diag_error(struct diag *diag, struct src_loc loc, const char *fmt, ...)
 
 	if (!diag_count_error(diag))
 		return;
+	if (diag->error_count == 1) {
+		diag->first_loc = loc;
+		va_start(ap, fmt);
+		vsnprintf(diag->first_message, sizeof(diag->first_message), fmt, ap);
+		va_end(ap);
+	}
 	va_start(ap, fmt);
 	diag_report(diag, loc, "error", fmt, ap);
 	va_end(ap);

@@ -37,6 +37,10 @@ struct diag {
 	const struct source *source;
 	FILE *out;        /* stderr normally; a memstream in unit tests */
 	int error_count;
+	/* the first error, for a caller that shows it its own way (a tool
+	 * argument checked alone points into the command line, not at a line) */
+	struct src_loc first_loc;
+	char first_message[200];
 };
 
 void diag_init(struct diag *diag, const struct source *source, FILE *out);

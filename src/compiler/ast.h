@@ -167,5 +167,10 @@ int ast_list_length(const struct node *list);
 
 /* Parses source into *ast. Returns 0, or -1 after reporting errors to diag. */
 int parse_program(const struct source *source, struct ast *ast, struct diag *diag);
+/* Parses source as one expression with nothing after it (a tool's argument
+ * that will become part of a generated program): 0 with *out set, or -1
+ * after reporting the first error to diag. */
+int parse_expression_alone(const struct source *source, struct ast *ast, struct node **out,
+			   struct diag *diag);
 
 #endif

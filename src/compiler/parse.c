@@ -1191,3 +1191,25 @@ int parse_program(const struct source *source, struct ast *ast, struct diag *dia
 	}
 	return macro_expand_all(ast, diag);
 }
+
+int parse_expression_alone(const struct source *source, struct ast *ast, struct node **out,
+			   struct diag *diag)
+{
+	struct parser parser;
+	struct parser *p = &parser;
+
+	memset(ast, 0, sizeof(*ast));
+	memset(p, 0, sizeof(*p));
+	p->ast = ast;
+	p->diag = diag;
+	lex_init(&p->lexer, source->text ? source->text : "");
+	*out = NULL;
+	if (setjmp(p->fail))
+		return -1;
+	p->tok = lex_next(&p->lexer);
+	struct node *expression = parse_expression(p);
+	if (p->tok.kind != TOK_EOF)
+		parse_fail_expected(p, "the end of the expression");
+	*out = expression;
+	return 0;
+}

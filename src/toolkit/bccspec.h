@@ -96,32 +96,61 @@ struct bcc_param {
 /* Reads "type name, type name" (no parentheses). 0 or -EINVAL. */
 int bcc_params_parse(const char *text, size_t length, bcc_param_list *out, char **error);
 void bcc_params_free(bcc_param_list *params);
-/* `$name = (type)argN;` lines, one per parameter, for the top of a probe's
- * body (types sonde cannot cast to are read as the plain u64). */
-void bcc_params_declare(const bcc_param_list *params, struct strbuf *body);
 /* "(type)(expr)" when sonde knows the integer type, else expr (a copy). */
 char *bcc_type_cast(const char *type, const char *expr);
 
-/* What an expression used that the generator must provide. */
+/* An error in a specifier: the message, then the specifier and a caret
+ * under the `length` bytes at `offset` (0 or 1: a single caret). */
+char *bcc_spec_error(const char *spec, size_t offset, size_t length, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Where an expression sits and what it may name. */
+struct bcc_expr_context {
+	const char *spec;             /* the specifier as written: errors point into it */
+	const bcc_param_list *params; /* its signature's parameters */
+	enum bcc_probe_kind kind;     /* the target's; a return probe reads parameters
+				       * its entry probe saved */
+	bool entry_specials;          /* $latency and $entry(p) may be used (argdist) */
+	const struct bcc_target *target; /* where types are checked (a specifier's first
+					  * match); NULL: syntax only */
+};
+
+/* What a probe's expressions used, for the generator to provide. */
 struct bcc_expr_needs {
-	bool latency;        /* $latency: the entry time, saved at entry */
-	VEC(char *) entries; /* $entry(name): parameters saved at entry */
+	bool latency;                 /* $latency: the entry time */
+	VEC(int) params;              /* the signature's parameters used, by index, once each */
 };
 
 /*
- * Rewrites a BCC expression into sonde's language: arg1..argN become
+ * Translates the BCC expression at spec[offset..offset+length) into sonde's
+ * language, token by token with sonde's own lexer: arg1..argN become
  * arg0..argN-1 (BCC counts from 1), $retval retval, $pid/$tgid/$uid/$gid/
- * $cpu the builtins, a signature parameter `name` the variable $name,
- * $latency (nsecs - @bcc_start[tid]) and $entry(p) @bcc_entry_p[tid]
- * (recorded in *needs). Strings and field names (after '.' or '->') are
- * left alone. NULL, with *error set, for an unknown $special.
+ * $cpu the builtins, a parameter `name` and $entry(name) the variable
+ * $name, $latency $bcc_latency (both recorded in *needs). The result is
+ * then parsed as exactly one expression: nothing in it can end the
+ * expression it is put in, assign, call anything but a pure function, or
+ * name a map. With a target, it is also compiled alone on that probe, so
+ * that an unknown name or a wrong type is reported here too. NULL, with
+ * *error pointing into the specifier, otherwise.
  */
-char *bcc_expr_rewrite(const char *text, size_t length, const bcc_param_list *params,
-		       enum bcc_probe_kind kind, struct bcc_expr_needs *needs, char **error);
+char *bcc_expr_translate(const struct bcc_expr_context *context, size_t offset, size_t length,
+			 struct bcc_expr_needs *needs, char **error);
 void bcc_expr_needs_free(struct bcc_expr_needs *needs);
 
-/* "kprobe:f" -> the entry probe of a return probe's function ("kprobe:f"
- * for "kretprobe:f", "uprobe:/x:f" for "uretprobe:/x:f"); a copy. */
-char *bcc_entry_probe(const struct bcc_target *target);
+/*
+ * The top of a probe's body: the parameters its expressions use, as
+ * variables. At entry they are read from the arguments; in a return probe
+ * from the maps (`maps` is their name's prefix, `key` their key: "tid", or
+ * "tid, 3" when one specifier traces several functions) its entry probe
+ * filled, and a return whose entry was not seen (a call that began before
+ * tracing did) is skipped, as BCC skips it.
+ */
+void bcc_body_prologue(const struct bcc_expr_context *context, const struct bcc_expr_needs *needs,
+		       const char *maps, const char *key, struct strbuf *body);
+/* The entry probe that fills those maps, when a return probe needs any;
+ * `predicate` is the return probe's (PID, TID). */
+void bcc_entry_probe_write(const struct bcc_target *target, const struct bcc_expr_context *context,
+			   const struct bcc_expr_needs *needs, const char *maps, const char *key,
+			   const char *predicate, struct strbuf *program);
 
 #endif

@@ -5,8 +5,11 @@
  *
  * becomes its own map (@bcc_h0, @bcc_c1...) updated by one probe per
  * matching function, and one block that prints every map each INTERVAL
- * seconds and at the end. A return probe that uses $latency or $entry(p)
- * gets an entry probe that saves the time and the parameters per thread.
+ * seconds and at the end. A return probe that uses $latency or a
+ * parameter ($entry(p) or p) gets an entry probe that saves the time and
+ * the parameters per thread (bccspec.c's bcc_entry_probe_write). Every
+ * expression and filter is translated and checked by bcc_expr_translate,
+ * never pasted as text.
  */
 #include "generator.h"
 
@@ -23,7 +26,9 @@ struct argdist_spec {
 	bcc_param_list params;
 	VEC(char *) types;
 	VEC(char *) exprs;   /* as written */
+	VEC(size_t) expr_offsets; /* where each starts in text, for errors */
 	char *filter;
+	size_t filter_offset;
 	char *label;
 };
 
@@ -40,19 +45,27 @@ static void argdist_spec_free(struct argdist_spec *spec)
 	bcc_params_free(&spec->params);
 	free_words(spec->types.items, spec->types.count);
 	free_words(spec->exprs.items, spec->exprs.count);
+	free(spec->expr_offsets.items);
 	free(spec->filter);
 	free(spec->label);
 }
 
-/* Splits text[0..length) at unnested commas. */
-static void split_commas(const char *text, size_t length, void *list_vec)
+/* Splits text[0..length) at unnested commas; with offsets, records where
+ * each part starts in text (plus base). */
+static void split_commas(const char *text, size_t length, void *list_vec, size_t base,
+			 void *offsets_vec)
 {
 	VEC(char *) *list = list_vec;
+	VEC(size_t) *offsets = offsets_vec;
 	char *copy = xstrndup(text, length);
 	for (const char *p = copy;;) {
 		size_t part = bcc_scan_until(p, ",");
 		char *item = xstrndup(p, part);
 		vec_push(list, item);
+		if (offsets) {
+			size_t offset = base + (size_t)(p - copy);
+			vec_push(offsets, offset);
+		}
 		if (!p[part])
 			break;
 		p += part + 1;
@@ -78,18 +91,19 @@ static int argdist_spec_parse(const char *text, bool histogram, struct argdist_s
 	const char *p = text + used;
 	if (*p == ':') {
 		size_t types = bcc_scan_until(p + 1, ":#");
-		split_commas(p + 1, types, &spec->types);
+		split_commas(p + 1, types, &spec->types, 0, NULL);
 		p += 1 + types;
 		if (*p != ':') {
 			*error = xasprintf("'%s': the types need expressions, type:expr", text);
 			return -EINVAL;
 		}
 		size_t exprs = bcc_scan_until(p + 1, ":#");
-		split_commas(p + 1, exprs, &spec->exprs);
+		split_commas(p + 1, exprs, &spec->exprs, (size_t)(p + 1 - text), &spec->expr_offsets);
 		p += 1 + exprs;
 		if (*p == ':') {
 			size_t filter = bcc_scan_until(p + 1, "#");
 			spec->filter = xstrndup(p + 1, filter);
+			spec->filter_offset = (size_t)(p + 1 - text);
 			p += 1 + filter;
 		}
 		if (spec->types.count != spec->exprs.count) {
@@ -115,6 +129,9 @@ static int argdist_spec_parse(const char *text, bool histogram, struct argdist_s
 		char *expr = xstrdup(ret ? "$retval" : "");
 		vec_push(&spec->types, type);
 		vec_push(&spec->exprs, expr);
+		/* not written: an error in it has no place in the text */
+		size_t offset = strlen(text);
+		vec_push(&spec->expr_offsets, offset);
 	}
 	return 0;
 }
@@ -125,8 +142,8 @@ static bool is_string_type(const char *type)
 }
 
 /* The map update of spec number `index`, for the probe's body. */
-static int update(const struct argdist_spec *spec, int index, struct strbuf *body,
-		  struct bcc_expr_needs *needs, char **error)
+static int update(const struct argdist_spec *spec, int index, const struct bcc_expr_context *context,
+		  struct strbuf *body, struct bcc_expr_needs *needs, char **error)
 {
 	struct strbuf key;
 	strbuf_init(&key);
@@ -136,8 +153,10 @@ static int update(const struct argdist_spec *spec, int index, struct strbuf *bod
 			strbuf_puts(&key, "\"total calls\"");
 			continue;
 		}
-		char *expr = bcc_expr_rewrite(written, strlen(written), &spec->params, spec->probe.kind,
-					      needs, error);
+		char *expr = spec->expr_offsets.items[i] < strlen(spec->text)
+			? bcc_expr_translate(context, spec->expr_offsets.items[i], strlen(written), needs,
+					     error)
+			: xstrdup("retval");  /* BCC's default for a return probe */
 		if (!expr) {
 			strbuf_free(&key);
 			return -EINVAL;
@@ -149,8 +168,8 @@ static int update(const struct argdist_spec *spec, int index, struct strbuf *bod
 		free(expr);
 	}
 	if (spec->filter) {
-		char *filter = bcc_expr_rewrite(spec->filter, strlen(spec->filter), &spec->params,
-						spec->probe.kind, needs, error);
+		char *filter = bcc_expr_translate(context, spec->filter_offset, strlen(spec->filter),
+						  needs, error);
 		if (!filter) {
 			strbuf_free(&key);
 			return -EINVAL;
@@ -166,22 +185,7 @@ static int update(const struct argdist_spec *spec, int index, struct strbuf *bod
 	return 0;
 }
 
-/* The entry probe of a return probe that needs entry-time values. */
-static void entry_probe(const struct argdist_spec *spec, const struct bcc_target *target,
-			const struct bcc_expr_needs *needs, struct strbuf *program)
-{
-	char *entry = bcc_entry_probe(target);
-	strbuf_printf(program, "%s\n/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /\n{\n",
-		      entry);
-	bcc_params_declare(&spec->params, program);
-	if (needs->latency)
-		strbuf_puts(program, "\t@bcc_start[tid] = nsecs;\n");
-	for (int i = 0; i < needs->entries.count; i++)
-		strbuf_printf(program, "\t@bcc_entry_%s[tid] = $%s;\n", needs->entries.items[i],
-			      needs->entries.items[i]);
-	strbuf_puts(program, "}\n\n");
-	free(entry);
-}
+#define PREDICATE "/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /"
 
 static int generate_spec(const struct argdist_spec *spec, int index, struct strbuf *program,
 			 char **error)
@@ -189,28 +193,43 @@ static int generate_spec(const struct argdist_spec *spec, int index, struct strb
 	bcc_target_list targets = { 0 };
 	int status = bcc_probe_expand(&spec->probe, false, &targets, error);
 	for (int t = 0; status == 0 && t < targets.count; t++) {
+		/* types are checked on the first match: one compile, not one per function */
+		struct bcc_expr_context context = { spec->text, &spec->params, targets.items[t].kind,
+						    true, t == 0 ? &targets.items[t] : NULL };
 		struct bcc_expr_needs needs = { 0 };
 		struct strbuf body;
 		strbuf_init(&body);
-		bcc_params_declare(&spec->params, &body);
-		status = update(spec, index, &body, &needs, error);
-		if (status == 0 && (needs.latency || needs.entries.count)) {
-			if (!bcc_kind_is_return(targets.items[t].kind)) {
-				*error = xasprintf("'%s': $latency and $entry() need a return probe (r:)",
-						   spec->text);
-				status = -EINVAL;
-			} else {
-				entry_probe(spec, &targets.items[t], &needs, program);
-			}
+		status = update(spec, index, &context, &body, &needs, error);
+		if (status == 0) {
+			/* one specifier's functions may call each other: each its own entries */
+			char *maps = xasprintf("@bcc_e%d_", index);
+			char *key = targets.count > 1 ? xasprintf("tid, %d", t) : xstrdup("tid");
+			bcc_entry_probe_write(&targets.items[t], &context, &needs, maps, key, PREDICATE,
+					      program);
+			strbuf_printf(program, "%s\n" PREDICATE "\n{\n", targets.items[t].probe);
+			bcc_body_prologue(&context, &needs, maps, key, program);
+			strbuf_printf(program, "%s}\n\n", body.data);
+			free(maps);
+			free(key);
 		}
-		if (status == 0)
-			strbuf_printf(program, "%s\n/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /\n"
-				      "{\n%s}\n\n", targets.items[t].probe, body.data);
 		strbuf_free(&body);
 		bcc_expr_needs_free(&needs);
 	}
 	bcc_target_list_free(&targets);
 	return status;
+}
+
+/* text with its '%' doubled, to be printed by a format */
+static char *format_text(const char *text)
+{
+	struct strbuf out;
+	strbuf_init(&out);
+	for (const char *p = text; *p; p++) {
+		if (*p == '%')
+			strbuf_putc(&out, '%');
+		strbuf_putc(&out, *p);
+	}
+	return strbuf_release(&out);
 }
 
 /* The printing of spec number `index`, in the interval block. */
@@ -236,19 +255,23 @@ static void print_spec(const struct argdist_spec *spec, int index, long top, str
 				strbuf_puts(&row, "%s");
 				continue;
 			}
-			for (const char *p = expr; *p; p++) {  /* the expression as text in a format */
-				if (*p == '%' || *p == '"' || *p == '\\')
-					strbuf_putc(&row, *p == '%' ? '%' : '\\');
-				strbuf_putc(&row, *p);
-			}
+			char *literal = format_text(expr);
+			generator_escape(&row, literal);
+			free(literal);
 			strbuf_printf(&row, " = %s%s", conversion, i + 1 < spec->exprs.count ? ", " : "");
 		}
+		/* JSON's field names: one per key column, then the count */
+		struct strbuf names;
+		strbuf_init(&names);
+		for (int i = 0; spec->exprs.count > 1 && i < spec->exprs.count; i++)
+			strbuf_printf(&names, "value%d ", i + 1);
+		strbuf_puts(&names, spec->exprs.count > 1 ? "count" : "value count");
 		char *title = generator_quote(spec->label ? spec->label : spec->text);
 		strbuf_printf(program, "\tif (!JSON) {\n\t\tprintf(\"%%s\\n\\t%%-40s %%s\\n\", %s, \"EVENT\","
 			      " \"COUNT\");\n\t}\n\tprint_top(@bcc_c%d, %ld, \"%s\", \"%s\\t%%d\\n\");\n",
-			      title, index, top, spec->exprs.count > 1 ? "values count" : "value count",
-			      row.data);
+			      title, index, top, names.data, row.data);
 		free(title);
+		strbuf_free(&names);
 		strbuf_free(&row);
 	}
 	free(label);

@@ -8,7 +8,10 @@
  * BCC's %K and %U (a kernel or user address as a symbol) become %s of
  * ksym()/usym(), and a %s argument is read with str(), as BCC reads it. The
  * filter is tested at the top of the body rather than in a predicate so it
- * can use the signature's parameters, which are variables set there.
+ * can use the signature's parameters, which are variables set there (in a
+ * return probe, from the values its entry probe saved). The format is one
+ * string literal read by sonde's lexer and written back escaped; the filter
+ * and each argument go through bcc_expr_translate: nothing is pasted.
  *
  * -f (BCC's message filter) keeps the lines whose message holds a text. The
  * message only exists once user space has formatted it, so the whole line
@@ -23,25 +26,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/lex.h"
 #include "bccspec.h"
+
+/* A part of a specifier: where it is, for translating it and for errors. */
+struct trace_part {
+	size_t offset;
+	size_t length;
+};
 
 /* What one specifier says, split into its parts. */
 struct trace_spec {
+	const char *text;    /* as written */
 	struct bcc_probe probe;
 	bcc_param_list params;
-	char *filter;        /* NULL if none */
-	char *format;        /* the text between the quotes; NULL if none */
-	VEC(char *) args;
+	bool has_filter;
+	struct trace_part filter;
+	char *format;        /* the format's bytes, escapes decoded; NULL if none */
+	struct trace_part format_part;
+	VEC(struct trace_part) args;
 };
 
 static void trace_spec_free(struct trace_spec *spec)
 {
 	bcc_probe_free(&spec->probe);
 	bcc_params_free(&spec->params);
-	free(spec->filter);
 	free(spec->format);
-	for (int i = 0; i < spec->args.count; i++)
-		free(spec->args.items[i]);
 	free(spec->args.items);
 }
 
@@ -52,11 +62,38 @@ static const char *skip_blanks(const char *p)
 	return p;
 }
 
+/* The format: one string literal as sonde's lexer reads it, so what it
+ * holds is text and nothing else. Returns where it ends, or NULL. */
+static const char *read_format(const char *text, const char *p, struct trace_spec *spec,
+			       char **error)
+{
+	struct lexer lexer;
+	lex_init(&lexer, p);
+	struct token tok = lex_next(&lexer);
+	size_t offset = (size_t)(tok.start - text);
+	if (tok.kind != TOK_STRING) {
+		*error = bcc_spec_error(text, offset, (size_t)tok.length, "%s",
+					tok.kind == TOK_ERROR ? tok.message : "expected the format string");
+		return NULL;
+	}
+	char *format = xcalloc((size_t)tok.length + 1, 1);
+	int length = lex_string_value(&tok, format);
+	if (memchr(format, '\0', (size_t)length)) {
+		*error = bcc_spec_error(text, offset, (size_t)tok.length, "the format holds a NUL byte");
+		free(format);
+		return NULL;
+	}
+	spec->format = format;
+	spec->format_part = (struct trace_part){ offset, (size_t)tok.length };
+	return tok.start + tok.length;
+}
+
 /* spec = head [ '(' filter ')' ] [ '"' format '"' { ',' arg } ] */
 static int trace_spec_parse(const char *text, struct trace_spec *spec, char **error)
 {
 	size_t used;
 	memset(spec, 0, sizeof(*spec));
+	spec->text = text;
 	int status = bcc_probe_parse_head(text, BCC_ALLOW_RETURN, &spec->probe, &spec->params,
 					  &used, error);
 	if (status < 0)
@@ -65,80 +102,69 @@ static int trace_spec_parse(const char *text, struct trace_spec *spec, char **er
 	if (*p == '(') {
 		size_t length = bcc_scan_until(p + 1, ")");
 		if (p[1 + length] != ')') {
-			*error = xasprintf("the filter in '%s' has no closing ')'", text);
+			*error = bcc_spec_error(text, (size_t)(p - text), 1, "the filter has no closing ')'");
 			return -EINVAL;
 		}
-		spec->filter = xstrndup(p + 1, length);
+		spec->has_filter = true;
+		spec->filter = (struct trace_part){ (size_t)(p + 1 - text), length };
 		p = skip_blanks(p + length + 2);
 	}
 	if (*p == '"') {
-		const char *q = p + 1;
-		while (*q && *q != '"')
-			q += q[0] == '\\' && q[1] ? 2 : 1;
-		if (*q != '"') {
-			*error = xasprintf("the format in '%s' has no closing '\"'", text);
+		p = read_format(text, p, spec, error);
+		if (!p)
 			return -EINVAL;
-		}
-		spec->format = xstrndup(p + 1, (size_t)(q - p - 1));
-		p = skip_blanks(q + 1);
+		p = skip_blanks(p);
 		while (*p == ',') {
-			size_t length_arg = bcc_scan_until(p + 1, ",");
-			char *arg = xstrndup(p + 1, length_arg);
+			size_t length = bcc_scan_until(p + 1, ",");
+			struct trace_part arg = { (size_t)(p + 1 - text), length };
 			vec_push(&spec->args, arg);
-			p = skip_blanks(p + 1 + length_arg);
+			p = skip_blanks(p + 1 + length);
 		}
 	}
 	if (*p) {
-		*error = xasprintf("unexpected '%s' in '%s' (expected [(filter)] [\"format\", args])",
-				   p, text);
+		*error = bcc_spec_error(text, (size_t)(p - text), 1,
+					"unexpected text (expected [(filter)] [\"format\", args])");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Rewrites one expression, failing for argdist's entry-time specials. */
-static char *rewrite(const struct trace_spec *spec, const char *text, char **error)
-{
-	struct bcc_expr_needs needs = { 0 };
-	char *out = bcc_expr_rewrite(text, strlen(text), &spec->params, spec->probe.kind, &needs,
-				     error);
-	if (out && (needs.latency || needs.entries.count)) {
-		*error = xasprintf("'%s': $latency and $entry() are argdist's, not trace's", text);
-		free(out);
-		out = NULL;
-	}
-	bcc_expr_needs_free(&needs);
-	return out;
-}
-
 /* The format with %K/%U turned into %s, and the arguments that feed it. */
-static int message(const struct trace_spec *spec, struct strbuf *format, struct strbuf *args,
+static int message(const struct trace_spec *spec, const struct bcc_expr_context *context,
+		   struct bcc_expr_needs *needs, struct strbuf *format, struct strbuf *args,
 		   char **error)
 {
 	int used = 0;
+	struct strbuf decoded;
+	strbuf_init(&decoded);
 	for (const char *p = spec->format ? spec->format : ""; *p; p++) {
-		strbuf_putc(format, *p == '%' ? '%' : *p);
+		strbuf_putc(&decoded, *p);
 		if (*p != '%')
 			continue;
 		if (p[1] == '%') {
-			strbuf_putc(format, *++p);
+			strbuf_putc(&decoded, *++p);
 			continue;
 		}
 		const char *conversion = p + 1 + strspn(p + 1, "-+ #0123456789.hlzjt");
 		if (!*conversion)
 			break;
-		strbuf_printf(format, "%.*s", (int)(conversion - p - 1), p + 1);
+		strbuf_printf(&decoded, "%.*s", (int)(conversion - p - 1), p + 1);
 		if (used == spec->args.count) {
-			*error = xasprintf("the format \"%s\" has more conversions than arguments",
-					   spec->format);
+			*error = bcc_spec_error(spec->text, spec->format_part.offset,
+						spec->format_part.length,
+						"the format has more conversions than arguments");
+			strbuf_free(&decoded);
 			return -EINVAL;
 		}
-		char *arg = rewrite(spec, spec->args.items[used++], error);
-		if (!arg)
+		const struct trace_part *part = &spec->args.items[used++];
+		char *arg = bcc_expr_translate(context, part->offset, part->length, needs, error);
+		if (!arg) {
+			strbuf_free(&decoded);
 			return -EINVAL;
+		}
 		const char *wrap = *conversion == 's' ? "str" : *conversion == 'K' ? "ksym"
 				 : *conversion == 'U' ? "usym" : NULL;
-		strbuf_putc(format, *conversion == 'K' || *conversion == 'U' ? 's' : *conversion);
+		strbuf_putc(&decoded, *conversion == 'K' || *conversion == 'U' ? 's' : *conversion);
 		if (wrap)
 			strbuf_printf(args, ", %s(%s)", wrap, arg);
 		else
@@ -147,10 +173,14 @@ static int message(const struct trace_spec *spec, struct strbuf *format, struct 
 		p = conversion;
 	}
 	if (used < spec->args.count) {
-		*error = xasprintf("the format \"%s\" has fewer conversions than arguments (%d)",
-				   spec->format ? spec->format : "", spec->args.count);
+		*error = bcc_spec_error(spec->text, spec->args.items[used].offset,
+					spec->args.items[used].length,
+					"the format has fewer conversions than arguments");
+		strbuf_free(&decoded);
 		return -EINVAL;
 	}
+	generator_escape(format, decoded.data ? decoded.data : "");
+	strbuf_free(&decoded);
 	return 0;
 }
 
@@ -173,22 +203,37 @@ static void matching_line(const struct tool_run *run, const char *needle, const 
 	free(quoted);
 }
 
+#define PREDICATE "/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /"
+
 static int generate_probe(const struct tool_run *run, const struct trace_spec *spec,
-			  const struct bcc_target *target, struct strbuf *program, char **error)
+			  const bcc_target_list *targets, int index, int target,
+			  struct strbuf *program, char **error)
 {
+	const struct bcc_target *probe = &targets->items[target];
+	/* types are checked on the first match: one compile, not one per function */
+	struct bcc_expr_context context = { spec->text, &spec->params, probe->kind, false,
+					    target == 0 ? probe : NULL };
+	struct bcc_expr_needs needs = { 0 };
 	struct strbuf format, args;
 	strbuf_init(&format);
 	strbuf_init(&args);
-	int status = message(spec, &format, &args, error);
-	char *filter = status == 0 && spec->filter ? rewrite(spec, spec->filter, error) : NULL;
-	if (spec->filter && !filter)
-		status = -EINVAL;
+	char *filter = spec->has_filter ? bcc_expr_translate(&context, spec->filter.offset,
+							       spec->filter.length, &needs, error)
+					: NULL;
+	int status = spec->has_filter && !filter ? -EINVAL : 0;
+	if (status == 0)
+		status = message(spec, &context, &needs, &format, &args, error);
 	if (status == 0) {
 		const char *name = tool_run_value(run, "NAME");
-		char *display = generator_quote(target->name);
-		strbuf_printf(program, "%s\n/ (PID == 0 || pid == PID) && (TID == 0 || tid == TID) /\n{\n",
-			      target->probe);
-		bcc_params_declare(&spec->params, program);
+		char *display = generator_quote(probe->name);
+		/* one specifier's functions may call each other: each its own entries */
+		char *maps = xasprintf("@bcc_e%d_", index);
+		char *key = targets->count > 1 ? xasprintf("tid, %d", target) : xstrdup("tid");
+		bcc_entry_probe_write(probe, &context, &needs, maps, key, PREDICATE, program);
+		strbuf_printf(program, "%s\n" PREDICATE "\n{\n", probe->probe);
+		bcc_body_prologue(&context, &needs, maps, key, program);
+		free(maps);
+		free(key);
 		if (filter)
 			strbuf_printf(program, "\tif (!(%s)) {\n\t\treturn;\n\t}\n", filter);
 		if (name) {
@@ -215,6 +260,7 @@ static int generate_probe(const struct tool_run *run, const struct trace_spec *s
 			      "\t\tif (@bcc_events >= MAX_EVENTS) {\n\t\t\texit();\n\t\t}\n\t}\n}\n\n");
 		free(display);
 	}
+	bcc_expr_needs_free(&needs);
 	free(filter);
 	strbuf_free(&format);
 	strbuf_free(&args);
@@ -236,7 +282,7 @@ int trace_generate(const struct tool_run *run, struct strbuf *program, char **er
 		if (status == 0)
 			status = bcc_probe_expand(&spec.probe, false, &targets, error);
 		for (int t = 0; status == 0 && t < targets.count; t++)
-			status = generate_probe(run, &spec, &targets.items[t], program, error);
+			status = generate_probe(run, &spec, &targets, i, t, program, error);
 		any_message |= spec.format != NULL;
 		bcc_target_list_free(&targets);
 		trace_spec_free(&spec);

@@ -18,16 +18,26 @@ const struct tool_generator *tool_generator_find(const char *tool)
 	return NULL;
 }
 
+/* Control characters as \xNN: a literal is one line, and a newline typed
+ * into an argument must stay text. */
+void generator_escape(struct strbuf *out, const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			strbuf_printf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			strbuf_printf(out, "\\x%02x", *p);
+		else
+			strbuf_putc(out, (char)*p);
+	}
+}
+
 char *generator_quote(const char *text)
 {
 	struct strbuf quoted;
 	strbuf_init(&quoted);
 	strbuf_putc(&quoted, '"');
-	for (const char *p = text; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			strbuf_putc(&quoted, '\\');
-		strbuf_putc(&quoted, *p);
-	}
+	generator_escape(&quoted, text);
 	strbuf_putc(&quoted, '"');
 	return strbuf_release(&quoted);
 }

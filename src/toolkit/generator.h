@@ -27,6 +27,9 @@ const struct tool_generator *tool_generator_find(const char *tool);
 
 /* A string as a sonde string literal, quotes included (caller frees). */
 char *generator_quote(const char *text);
+/* The same without the quotes, appended to out: for text put inside a
+ * literal the generator writes around it. */
+void generator_escape(struct strbuf *out, const char *text);
 
 int funccount_generate(const struct tool_run *run, struct strbuf *program, char **error);
 int trace_generate(const struct tool_run *run, struct strbuf *program, char **error);

@@ -114,50 +114,78 @@ static void test_head_and_scan(void)
 	check(status < 0 && error && strstr(error, "should be 'type name'"), "parameter without name",
 	      error);
 	free(error);
+	error = NULL;
+	bcc_params_free(&params);
+	status = bcc_probe_parse_head("p:c:malloc(struct a; exit(); struct b * p)", 0, &probe,
+				      &params, &used, &error);
+	check(status < 0 && error && strstr(error, "';' cannot be part of a type"),
+	      "a type is words and stars: it is written into a cast", error);
+	free(error);
+	bcc_params_free(&params);
 	check(bcc_scan_until("f(a, b), c", ",") == 7, "scan skips parentheses", NULL);
 	check(bcc_scan_until("\"a:b\":c", ":") == 5, "scan skips strings", NULL);
 }
 
-static void check_rewrite(const char *text, enum bcc_probe_kind kind, const char *expected,
-			  bool latency)
+/* A specifier whose expression starts at `offset`, translated for a probe
+ * of `kind` with the signature (size_t size); expected NULL: an error
+ * holding `error_part`. */
+static void check_translate(const char *spec, size_t offset, enum bcc_probe_kind kind,
+			    const char *expected, const char *error_part)
 {
 	bcc_param_list params = { 0 };
 	struct bcc_expr_needs needs = { 0 };
 	char *error = NULL;
 	struct bcc_param param = { strdup("size_t"), strdup("size") };
 	vec_push(&params, param);
-	char *out = bcc_expr_rewrite(text, strlen(text), &params, kind, &needs, &error);
+	struct bcc_expr_context context = { spec, &params, kind, true, NULL };
+	char *out = bcc_expr_translate(&context, offset, strlen(spec) - offset, &needs, &error);
 	char name[256];
-	snprintf(name, sizeof(name), "rewrite %s", text);
-	check(out && strcmp(out, expected) == 0 && needs.latency == latency, name, out ? out : error);
+	snprintf(name, sizeof(name), "translate %s", spec + offset);
+	if (expected)
+		check(out && strcmp(out, expected) == 0, name, out ? out : error);
+	else
+		check(!out && error && strstr(error, error_part), name, out ? out : error);
 	free(out);
 	free(error);
 	bcc_expr_needs_free(&needs);
 	bcc_params_free(&params);
 }
 
-static void test_rewrite(void)
+static void test_translate(void)
 {
-	check_rewrite("arg1 + arg3", BCC_KPROBE, "arg0 + arg2", false);
-	check_rewrite("arg1", BCC_TRACEPOINT, "arg1", false);
-	check_rewrite("$retval < 0 && $tgid", BCC_KRETPROBE, "retval < 0 && pid", false);
-	check_rewrite("size > 16 && p->size", BCC_UPROBE, "$size > 16 && p->size", false);
-	check_rewrite("\"size arg1\"", BCC_UPROBE, "\"size arg1\"", false);
-	check_rewrite("$latency / 1000", BCC_URETPROBE, "(nsecs - @bcc_start[tid]) / 1000", true);
-	check_rewrite("args->ret", BCC_TRACEPOINT, "args->ret", false);
+	check_translate("arg1 + arg3", 0, BCC_KPROBE, "arg0 + arg2", NULL);
+	check_translate("arg1", 0, BCC_TRACEPOINT, "arg1", NULL);
+	check_translate("$retval < 0 && $tgid", 0, BCC_KRETPROBE, "retval < 0 && pid", NULL);
+	check_translate("size > 16 && p->size", 0, BCC_UPROBE, "$size > 16 && p->size", NULL);
+	check_translate("\"size arg1\"", 0, BCC_UPROBE, "\"size arg1\"", NULL);
+	check_translate("$latency / 1000", 0, BCC_URETPROBE, "$bcc_latency / 1000", NULL);
+	check_translate("args->ret", 0, BCC_TRACEPOINT, "args->ret", NULL);
+	check_translate("$entry(size)+1", 0, BCC_URETPROBE, "$size+1", NULL);
+	check_translate("str(arg1) /* c */ + 1", 0, BCC_UPROBE, "str(arg0) + 1", NULL);
+	check_translate("$nope", 0, BCC_KPROBE, NULL, "'$nope' is not a special");
+	check_translate("$entry(count)", 0, BCC_URETPROBE, NULL, "'count' is not a parameter");
+	check_translate("$entry(size)", 0, BCC_UPROBE, NULL, "needs a return probe");
+	check_translate("arg1", 0, BCC_URETPROBE, NULL, "a return probe has no arguments");
+	check_translate("retval", 0, BCC_UPROBE, NULL, "retval needs a return probe");
+	check_translate("size", 0, BCC_TRACEPOINT, NULL, "a tracepoint has no arguments to name");
 
-	struct bcc_expr_needs needs = { 0 };
-	char *error = NULL;
-	char *out = bcc_expr_rewrite("$nope", 5, NULL, BCC_KPROBE, &needs, &error);
-	check(!out && error && strstr(error, "'$nope' is not a special"), "unknown special", error);
-	free(error);
-	error = NULL;
-	out = bcc_expr_rewrite("$entry(count)", 13, NULL, BCC_KRETPROBE, &needs, &error);
-	check(out && strcmp(out, "@bcc_entry_count[tid]") == 0 && needs.entries.count == 1,
-	      "$entry(param)", out ? out : error);
-	free(out);
-	free(error);
-	bcc_expr_needs_free(&needs);
+	/* nothing but one expression: the error is placed in the specifier */
+	const char *spec = "p:c:malloc \"%d\", 1); exit(); printf(\"%d\", 1";
+	check_translate(spec, 17, BCC_UPROBE, NULL,
+			"';' cannot be part of an expression here (column 20 of the specifier)\n"
+			"    p:c:malloc \"%d\", 1); exit(); printf(\"%d\", 1\n"
+			"                       ^");
+	check_translate("x 1)", 2, BCC_UPROBE, NULL,
+			"expected the end of the expression, found ')' (column 4 of the specifier)");
+	check_translate("x {exit(); 1}", 2, BCC_UPROBE, NULL, "'{' cannot be part of an expression");
+	check_translate("x exit()", 2, BCC_UPROBE, NULL, "'exit()' cannot be called in a specifier");
+	check_translate("x @m", 2, BCC_UPROBE, NULL, "map '@m' cannot be part of an expression");
+	check_translate("x size = 1", 2, BCC_UPROBE, NULL, "'=' cannot be part of an expression");
+	check_translate("x arg1 arg2", 2, BCC_UPROBE, NULL,
+			"found identifier 'arg2' (column 8 of the specifier)");
+	check_translate("x (arg1 +", 2, BCC_UPROBE, NULL,
+			"found end of input (column 10 of the specifier)");
+	check_translate("x   ", 2, BCC_UPROBE, NULL, "an expression is empty");
 }
 
 int main(void)
@@ -165,7 +193,7 @@ int main(void)
 	test_forms();
 	test_errors();
 	test_head_and_scan();
-	test_rewrite();
+	test_translate();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
