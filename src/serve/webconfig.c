@@ -290,9 +290,11 @@ static int yaml_parse(struct yaml_reader *reader, char *text, struct yaml_node *
 		}
 		struct yaml_node *parent = stack[depth].node, *node;
 		if (parent->scalar) {
+			/* the sentence names the parent: made before the tree is freed */
+			int err = yaml_fail(reader, reader->line,
+					    "'%s' has a value and cannot have nested keys", parent->key);
 			yaml_free(root);
-			return yaml_fail(reader, reader->line, "'%s' has a value and cannot have nested keys",
-					 parent->key);
+			return err;
 		}
 		if (yaml_entry(reader, line + indent, &node) < 0) {
 			yaml_free(root);
