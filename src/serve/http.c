@@ -115,6 +115,7 @@ struct connection {
 	bool handshaking;       /* the TLS handshake is not complete */
 	short tls_events;       /* the poll event the last TLS call waits for (0: none) */
 	bool parked;            /* a complete request waits for its credentials' check */
+	bool checked;           /* its credentials went through a check */
 	unsigned char auth_digest[SERVE_DIGEST_SIZE]; /* which check */
 };
 
@@ -487,6 +488,7 @@ static const char *server_reason(int status)
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 414: return "URI Too Long";
+	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
@@ -593,12 +595,21 @@ static bool server_answer(struct server *server, struct connection *conn, char *
 	case AUTH_WAIT:
 		return false;
 	case AUTH_DENIED:
+		/* one bcrypt check per connection: a client guessing passwords
+		 * must pay a new connection (and a TLS handshake) for each */
+		if (conn->checked)
+			conn->close_after = true;
 		server_respond_text(conn, 401, "401 Unauthorized\n", head_only,
 				    "WWW-Authenticate: Basic realm=\"sonde\", charset=\"UTF-8\"\r\n");
 		return true;
+	case AUTH_LIMITED:
+		conn->close_after = true;
+		server_respond_text(conn, 429, "429 Too Many Requests: too many new credentials to check\n",
+				    head_only, "Retry-After: 1\r\n");
+		return true;
 	case AUTH_BUSY:
 		conn->close_after = true;
-		server_respond_text(conn, 503, "503 Service Unavailable: too many credentials to check\n",
+		server_respond_text(conn, 503, "503 Service Unavailable: cannot check credentials\n",
 				    head_only, "Retry-After: 1\r\n");
 		return true;
 	}
@@ -655,6 +666,7 @@ static void server_try_answer(struct server *server, struct connection *conn)
 	}
 	if (!server_answer(server, conn, conn->head, end)) {
 		conn->parked = true;
+		conn->checked = true;
 		conn->progress_ns = monotonic_ns();
 		return;
 	}
@@ -750,6 +762,7 @@ static void server_accept(struct server *server)
 		slot->head = xcalloc(1, SERVE_HEAD_MAX);
 		slot->received = 0;
 		slot->close_after = false;
+		slot->checked = false;
 		server_wait_for_request(slot, monotonic_ns());
 	}
 }

@@ -235,10 +235,151 @@ def serve_web_config_hostile(h, sonde, sanitized):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def basic(user, password):
+    return "Basic " + base64.b64encode(("%s:%s" % (user, password)).encode()).decode()
+
+
+def auth_status(host, port, authorization, timeout=5):
+    """One GET /metrics on a fresh connection with this Authorization:
+    the status, or the exception's name."""
+    s = socket.create_connection((host, port), timeout=timeout)
+    try:
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Authorization: " + authorization.encode() + b"\r\n\r\n")
+        data = bytearray()
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return serve_load.status_of(bytes(data))
+    except OSError as error:
+        return type(error).__name__
+    finally:
+        s.close()
+
+
+def read_until_closed(host, port, data, timeout):
+    """Sends data and returns all that comes back until the server closes
+    or `timeout` seconds pass."""
+    s = socket.create_connection((host, port), timeout=timeout)
+    reply = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        s.sendall(data)
+        while time.monotonic() < deadline:
+            s.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    except OSError:
+        pass
+    finally:
+        s.close()
+    return bytes(reply)
+
+
+def serve_auth_flood(h, sonde, sanitized):
+    """AUTH_FLOOD_CLIENTS clients send new wrong passwords (and unknown
+    users, and one wrong password over and over) on new connections for
+    AUTH_FLOOD_SECONDS, while the scraper, whose password was checked
+    before, scrapes every 0.2 s: it is never refused, the flood gets only
+    401 and 429, and the bcrypt checks stay within their budget of half a
+    core. Two wrong passwords pipelined on one connection get one check and
+    one answer."""
+    tmp = tempfile.mkdtemp(prefix="sonde-flood-")
+    config = os.path.join(tmp, "web.yml")
+    right = "prom-right-pw"
+    with open(config, "w") as f:
+        # cost 6: a check costs a few ms, so the old 256-entry cache turned
+        # over within seconds
+        f.write("basic_auth_users:\n  prom: %s\n" % h.bcrypt_hash(right, 6))
+    proc, host, port = h.start_serve(sonde, ["--web.config.file", config, "-e",
+                                             h.SERVE_COUNT_PROGRAM], sanitized)
+    try:
+        if not port:
+            return "FAIL", "sonde serve did not start\n" + h.indent(proc.stderr())
+        problems = []
+        good = basic("prom", right)
+        first = auth_status(host, port, good)
+        if first != 200:
+            problems.append("the scraper's first scrape: %s" % first)
+        # pipelined: the first wrong password is checked and answered, and
+        # the connection closed; the second is never checked
+        reply = read_until_closed(host, port, b"".join(
+            b"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: %s\r\n\r\n"
+            % basic("prom", "pipelined-%d" % i).encode() for i in range(2)), 3)
+        if reply.count(b"HTTP/1.1 ") != 1 or serve_load.status_of(reply) != 401:
+            problems.append("two wrong passwords on one connection: %d answers, first %d"
+                            % (reply.count(b"HTTP/1.1 "), serve_load.status_of(reply)))
+        stop = threading.Event()
+        flood = {}
+        lock = threading.Lock()
+
+        def flooder(index):
+            n = 0
+            while not stop.is_set():
+                n += 1
+                if index == 0:
+                    authorization = basic("prom", "always-the-same")
+                elif index % 4 == 1:
+                    authorization = basic("user%d-%d" % (index, n), "pw")
+                else:
+                    authorization = basic("prom", "wrong-%d-%d" % (index, n))
+                status = auth_status(host, port, authorization)
+                with lock:
+                    flood[status] = flood.get(status, 0) + 1
+
+        cpu_before = serve_load.cpu_seconds(proc.proc.pid)
+        threads = [threading.Thread(target=flooder, args=(i,), daemon=True)
+                   for i in range(AUTH_FLOOD_CLIENTS)]
+        for thread in threads:
+            thread.start()
+        began = time.monotonic()
+        scrapes, refused, slowest = 0, [], 0.0
+        while time.monotonic() - began < AUTH_FLOOD_SECONDS:
+            t0 = time.monotonic()
+            status = auth_status(host, port, good, timeout=3)
+            elapsed = time.monotonic() - t0
+            scrapes += 1
+            slowest = max(slowest, elapsed)
+            if status != 200:
+                refused.append("%.1f s: %s" % (t0 - began, status))
+            time.sleep(max(0, 0.2 - elapsed))
+        stop.set()
+        for thread in threads:
+            thread.join(10)
+        seconds = time.monotonic() - began
+        cpu = (serve_load.cpu_seconds(proc.proc.pid) - cpu_before) / seconds
+        if refused:
+            problems.append("the scraper was refused %d times in %d: %s"
+                            % (len(refused), scrapes, refused[:5]))
+        wrong = {k: v for k, v in flood.items() if k not in (401, 429)}
+        if wrong:
+            problems.append("the flood got answers other than 401 and 429: %s" % wrong)
+        # half a core of checks, plus the loop's own work for the flood's
+        # connections (more under the sanitizers)
+        if cpu > (1.2 if sanitized else 0.8):
+            problems.append("sonde used %.2f of a core under the flood" % cpu)
+        problems += h.stop_serve(proc, sanitized)
+        details = ("%.0f s flood by %d clients: %s; scraper %d scrapes, %d refused, slowest "
+                   "%.0f ms; sonde %.2f of a core"
+                   % (seconds, AUTH_FLOOD_CLIENTS,
+                      ", ".join("%s: %d" % (k, v) for k, v in sorted(flood.items(), key=str)),
+                      scrapes, len(refused), slowest * 1000, cpu))
+        return h.serve_verdict(problems, details, proc)
+    finally:
+        proc.kill()
+        proc.wait(5)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def tests(h):
     """(name, function of (sonde, sanitized), also under the sanitizer build)"""
     def bind(function):
         return lambda sonde, sanitized: function(h, sonde, sanitized)
     return [("serve/slow-readers-leave-a-slot", bind(serve_slow_readers), True),
             ("serve/stalled-writer-closed", bind(serve_stalled_writer), True),
-            ("serve/web-config-hostile", bind(serve_web_config_hostile), True)]
+            ("serve/web-config-hostile", bind(serve_web_config_hostile), True),
+            ("serve/password-flood-scraper-served", bind(serve_auth_flood), True)]
