@@ -133,7 +133,7 @@ def serve_slow_readers(h, sonde, sanitized):
 def serve_stalled_writer(h, sonde, sanitized):
     """A client that pipelines 100 scrapes and reads none is closed once it
     has stalled for SERVE_STALL_TIMEOUT_NS (2 s), with a bounded amount of
-    answers queued: read 3.5 s later, the connection ends before the 100th
+    answers queued: read 5 s later, the connection ends before the 100th
     answer (the old build wrote on, 4 MiB into the kernel, and waited 10 s)."""
     tmp = tempfile.mkdtemp(prefix="sonde-stall-")
     proc, host, port = keyed_server(h, sonde, sanitized, tmp, SLOW_KEYS)
@@ -142,7 +142,7 @@ def serve_stalled_writer(h, sonde, sanitized):
             return "FAIL", "sonde serve did not start\n" + h.indent(proc.stderr())
         problems = []
         s = slow_reader(host, port)
-        time.sleep(3.5)
+        time.sleep(5)
         data = bytearray()
         ended = "timeout"
         s.settimeout(3)
@@ -168,8 +168,8 @@ def serve_stalled_writer(h, sonde, sanitized):
             problems.append("scrape after: status %d" % status)
         problems += h.stop_serve(proc, sanitized)
         return h.serve_verdict(problems, "a client that pipelined %d scrapes and stopped reading "
-                               "got %d answers (%d bytes), then was closed"
-                               % (SLOW_PIPELINED, answers, len(data)), proc)
+                               "got %d answers (%d bytes), connection %s"
+                               % (SLOW_PIPELINED, answers, len(data), ended), proc)
     finally:
         proc.kill()
         proc.wait(5)
