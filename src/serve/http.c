@@ -26,9 +26,9 @@
  *    client takes none of it for SERVE_STALL_TIMEOUT_NS;
  *  - one response in memory per connection (pipelined requests wait in the
  *    head buffer, unrendered), SERVE_SEND_BUFFER bytes queued in the
- *    kernel for it, and at most SERVE_PENDING_MAX bytes of
- *    unsent responses in all: past that, writers whose clients have
- *    stopped reading are dropped to make room, or the request gets 503;
+ *    kernel for it, and at most SERVE_PENDING_MAX bytes of response
+ *    buffers in all: past that, writers whose clients have stopped
+ *    reading are dropped to make room, or the request gets 503;
  *  - after a response that ends the connection, at most SERVE_LINGER_NS of
  *    reading and discarding what the client still sends (closing a socket
  *    with unread data resets it, and the client could lose the response).
@@ -76,8 +76,8 @@
  * and a client idle this long between requests */
 #define SERVE_STALL_EVICT_NS (100ull * 1000000ull)
 #define SERVE_IDLE_EVICT_NS (1000ull * 1000000ull)
-/* unsent response bytes of all connections together (one scrape of 10,000
- * keys is about 0.5 MiB) */
+/* the response buffers of all connections together (one scrape of 10,000
+ * keys is about 0.4 MiB) */
 #define SERVE_PENDING_MAX (64u << 20)
 /* The kernel's send buffer of a connection (it doubles it for its own
  * bookkeeping). Autotuned, it grows to 4 MiB, and a client that pipelines
@@ -537,14 +537,17 @@ static bool server_stalled(const struct connection *conn, uint64_t now)
 	return conn->fd >= 0 && conn->writing && now - conn->progress_ns >= SERVE_STALL_EVICT_NS;
 }
 
+/* The memory a response holds until its last byte is sent: all of its
+ * buffer, sent or not. */
 static size_t server_pending(const struct connection *conn)
 {
-	return conn->fd >= 0 && conn->writing ? conn->response.length - conn->sent : 0;
+	return conn->fd >= 0 && conn->writing ? conn->response.capacity : 0;
 }
 
 /* Keeps the unsent responses within SERVE_PENDING_MAX once conn has a new
  * one: writers that have stopped reading make room, the largest first;
- * if that is not enough, conn's response becomes a 503. */
+ * if that is not enough, conn's response becomes a 503 (unless it is the
+ * only one). */
 static void server_fit_pending(struct server *server, struct connection *conn, bool head_only)
 {
 	uint64_t now = monotonic_ns();
@@ -559,7 +562,8 @@ static void server_fit_pending(struct server *server, struct connection *conn, b
 			    (!largest || server_pending(other) > server_pending(largest)))
 				largest = other;
 		}
-		if (total <= SERVE_PENDING_MAX)
+		/* a map larger than the budget is still served, alone */
+		if (total <= SERVE_PENDING_MAX || total == server_pending(conn))
 			return;
 		if (!largest)
 			break;
