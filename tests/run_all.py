@@ -2969,6 +2969,7 @@ def run_toolsdiff(report, args, sonde):
 
 sys.path.insert(0, os.path.join(TESTS, "serve"))
 import load as serve_load  # noqa: E402
+import hostile as serve_hostile  # noqa: E402
 
 SERVING_RE = re.compile(r'^Serving metrics on https?://([0-9.]+):(\d+)/metrics$')
 
@@ -3825,7 +3826,8 @@ def run_serve(report, args, binaries, testing_bpftrace):
              ("serve/tls-basic-auth", serve_tls, True),
              ("serve/tls-client-certificates", serve_tls_client_certificates, False),
              ("serve/prometheus-over-tls", serve_prometheus_tls, False),
-             ("serve/web-config-errors", serve_web_config_errors, True)]
+             ("serve/web-config-errors", serve_web_config_errors, True)] + \
+        serve_hostile.tests(sys.modules[__name__])
     for binary, label, sanitized in binaries:
         for name, test, both_builds in tests:
             full = "%s[%s]" % (name, label)

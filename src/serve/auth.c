@@ -9,8 +9,16 @@
  * an eventfd the worker signals when a check is done. Each answer, yes or
  * no, is kept in a cache keyed by a salted SHA-256 of the credentials as
  * sent, compared in constant time, so a scraper's password is checked once
- * and a wrong one repeated costs nothing either. The queue is bounded: a
- * client sending new passwords faster than they can be checked gets 503.
+ * and a wrong one repeated costs nothing either.
+ *
+ * A flood of wrong passwords must neither take the machine nor lock out
+ * the scraper. So the good answers have a table of their own, which only
+ * another good answer can evict: a flood of failures replaces failures.
+ * New credentials are checked only within a budget of the worker's time
+ * (AUTH_BUDGET_SHARE of the wall clock, saved up to AUTH_BUDGET_MAX_NS),
+ * and at most AUTH_QUEUE_MAX at once; past either, the request gets 429
+ * at once, without a check. (http.c adds the per-connection bound: a
+ * connection whose credentials a check refused is closed after its 401.)
  *
  * A user name that is not configured is checked against another user's
  * hash all the same and refused, so the time of an answer does not tell
@@ -31,8 +39,15 @@
 
 #include "openssl.h"
 
-#define AUTH_CACHE_SIZE 256     /* credentials remembered (scrapers use one or two) */
+#define AUTH_CACHE_SIZE 256     /* refused credentials remembered */
+#define AUTH_GOOD_SIZE 16       /* accepted credentials remembered (scrapers use one or two) */
 #define AUTH_QUEUE_MAX 16       /* checks waiting or running at once */
+/* The worker's time new credentials may take: half of one core (a check
+ * costs 50-100 ms at cost 10 here, 0.3-0.6 s at cost 12), with 4 s of it
+ * saved up so that a few scrapers starting together, or a user mistyping
+ * a password twice, are checked at once. */
+#define AUTH_BUDGET_SHARE 2     /* 1/2 */
+#define AUTH_BUDGET_MAX_NS (4000ull * 1000000ull)
 #define AUTH_DIGEST_SIZE 32
 
 enum auth_job_state {
@@ -50,19 +65,23 @@ struct auth_job {
 	const char *hash;       /* the user's, or another user's for an unknown name */
 	bool known_user;
 	bool ok;
+	uint64_t cost_ns;       /* how long the check took */
 };
 
 struct auth_entry {
 	bool used;
-	bool ok;
 	unsigned char digest[AUTH_DIGEST_SIZE];
 };
 
 struct auth {
 	const struct web_config *config;
 	unsigned char salt[32];
-	struct auth_entry cache[AUTH_CACHE_SIZE];
+	struct auth_entry cache[AUTH_CACHE_SIZE];       /* refused */
 	int cache_next;                 /* the entry replaced next when the cache is full */
+	struct auth_entry good[AUTH_GOOD_SIZE];         /* accepted */
+	uint64_t good_used_ns[AUTH_GOOD_SIZE];          /* last use: the oldest goes first */
+	int64_t budget_ns;              /* worker time left for new credentials */
+	uint64_t budget_at_ns;          /* when it was last topped up */
 	struct auth_job jobs[AUTH_QUEUE_MAX];
 	unsigned long next_order;
 	int event_fd;                   /* readable when a check is done */
@@ -123,7 +142,9 @@ static void *auth_worker(void *argument)
 		pthread_mutex_unlock(&auth->lock);
 
 		/* the job is the worker's alone while it runs */
+		uint64_t began = monotonic_ns();
 		const char *result = crypt_r(job->password, job->hash, data);
+		job->cost_ns = monotonic_ns() - began;
 		size_t length = strlen(job->hash);
 		bool match = result && strlen(result) == length &&
 			     CRYPTO_memcmp(result, job->hash, length) == 0;
@@ -156,6 +177,8 @@ int auth_new(const struct web_config *config, struct auth **out, char **error)
 		return err;
 	auth = xcalloc(1, sizeof(*auth));
 	auth->config = config;
+	auth->budget_ns = (int64_t)AUTH_BUDGET_MAX_NS;
+	auth->budget_at_ns = monotonic_ns();
 	if (RAND_bytes(auth->salt, sizeof(auth->salt)) != 1) {
 		*error = xasprintf("basic authentication: no random bytes for the credential cache");
 		free(auth);
@@ -264,19 +287,42 @@ static char *auth_base64_decode(const char *text, size_t length, size_t *decoded
 	return out;
 }
 
+/* The entry of table[count] holding digest, or -1. Every entry is
+ * compared, in constant time, whatever matches. */
+static int auth_find(const struct auth_entry *table, int count, const unsigned char *digest)
+{
+	int found = -1;
+
+	for (int i = 0; i < count; i++)
+		if (table[i].used && CRYPTO_memcmp(table[i].digest, digest, AUTH_DIGEST_SIZE) == 0)
+			found = i;
+	return found;
+}
+
 static bool auth_cached(struct auth *auth, const unsigned char *digest, bool *ok)
 {
-	bool found = false;
+	int good = auth_find(auth->good, AUTH_GOOD_SIZE, digest);
+	int bad = auth_find(auth->cache, AUTH_CACHE_SIZE, digest);
 
-	/* every entry is compared, in constant time, whatever matches */
-	for (int i = 0; i < AUTH_CACHE_SIZE; i++) {
-		const struct auth_entry *entry = &auth->cache[i];
-		if (entry->used && CRYPTO_memcmp(entry->digest, digest, AUTH_DIGEST_SIZE) == 0) {
-			found = true;
-			*ok = entry->ok;
-		}
-	}
-	return found;
+	if (good >= 0)
+		auth->good_used_ns[good] = monotonic_ns();
+	*ok = good >= 0;
+	return good >= 0 || bad >= 0;
+}
+
+/* May new credentials be checked now? Tops the budget up for the time
+ * since the last call first. */
+static bool auth_within_budget(struct auth *auth)
+{
+	uint64_t now = monotonic_ns();
+	uint64_t earned = (now - auth->budget_at_ns) / AUTH_BUDGET_SHARE;
+
+	auth->budget_at_ns = now;
+	if (earned > AUTH_BUDGET_MAX_NS || auth->budget_ns + (int64_t)earned > (int64_t)AUTH_BUDGET_MAX_NS)
+		auth->budget_ns = (int64_t)AUTH_BUDGET_MAX_NS;
+	else
+		auth->budget_ns += (int64_t)earned;
+	return auth->budget_ns > 0;
 }
 
 bool auth_waiting(struct auth *auth, const unsigned char *digest)
@@ -370,15 +416,46 @@ enum auth_verdict auth_check(struct auth *auth, const char *header, size_t lengt
 	/* a NUL would cut the password short for crypt_r */
 	if (colon && strlen(decoded) == decoded_length) {
 		*colon = '\0';
-		verdict = auth_queue(auth, digest, decoded, colon + 1) ? AUTH_WAIT : AUTH_BUSY;
+		verdict = auth_within_budget(auth) && auth_queue(auth, digest, decoded, colon + 1)
+				  ? AUTH_WAIT : AUTH_LIMITED;
 		if (verdict == AUTH_WAIT)
 			auth->stats.checks++;
+		else
+			auth->stats.limited++;
 	}
 	if (decoded) {
 		OPENSSL_cleanse(decoded, decoded_length);
 		free(decoded);
 	}
 	return verdict;
+}
+
+/* Where a good answer goes: a free entry, or the one unused longest. */
+static struct auth_entry *auth_good_slot(struct auth *auth)
+{
+	int oldest = 0;
+
+	for (int i = 0; i < AUTH_GOOD_SIZE; i++) {
+		if (!auth->good[i].used) {
+			oldest = i;
+			break;
+		}
+		if (auth->good_used_ns[i] < auth->good_used_ns[oldest])
+			oldest = i;
+	}
+	auth->good_used_ns[oldest] = monotonic_ns();
+	return &auth->good[oldest];
+}
+
+/* Where a refusal goes: a free entry, or the next in turn. */
+static struct auth_entry *auth_bad_slot(struct auth *auth)
+{
+	for (int i = 0; i < AUTH_CACHE_SIZE; i++)
+		if (!auth->cache[i].used)
+			return &auth->cache[i];
+	struct auth_entry *entry = &auth->cache[auth->cache_next];
+	auth->cache_next = (auth->cache_next + 1) % AUTH_CACHE_SIZE;
+	return entry;
 }
 
 bool auth_collect(struct auth *auth)
@@ -393,16 +470,9 @@ bool auth_collect(struct auth *auth)
 		struct auth_job *job = &auth->jobs[i];
 		if (job->state != JOB_DONE)
 			continue;
-		struct auth_entry *entry = NULL;
-		for (int j = 0; j < AUTH_CACHE_SIZE && !entry; j++)
-			if (!auth->cache[j].used)
-				entry = &auth->cache[j];
-		if (!entry) {
-			entry = &auth->cache[auth->cache_next];
-			auth->cache_next = (auth->cache_next + 1) % AUTH_CACHE_SIZE;
-		}
+		auth->budget_ns -= (int64_t)job->cost_ns;
+		struct auth_entry *entry = job->ok ? auth_good_slot(auth) : auth_bad_slot(auth);
 		entry->used = true;
-		entry->ok = job->ok;
 		memcpy(entry->digest, job->digest, AUTH_DIGEST_SIZE);
 		OPENSSL_cleanse(job->password, strlen(job->password));
 		free(job->password);

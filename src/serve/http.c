@@ -10,16 +10,25 @@
  * takes it, so a scraper that stops reading holds a buffer, not the loop.
  *
  * The limits that make that true:
- *  - at most SERVE_MAX_CONNECTIONS connections; when a new one arrives and
- *    all are taken, the one that has waited longest for a request is
- *    dropped, so clients that connect and send nothing cannot lock out a
- *    scraper;
+ *  - at most SERVE_MAX_CONNECTIONS connections, and a new one always gets a
+ *    slot: when all are taken, another is dropped (server_slot), first
+ *    those that cost the most and give the least: a connection lingering
+ *    after its response, a writer whose client has stopped reading, a
+ *    client idle for a second, a request parked for its credentials, then
+ *    the oldest. So neither clients that connect and send nothing nor
+ *    clients that ask and never read can lock a scraper out;
  *  - a request head of at most SERVE_HEAD_MAX bytes and SERVE_HEADERS_MAX
  *    lines (431 otherwise); requests with a body are answered and closed;
  *  - a complete request head within SERVE_REQUEST_TIMEOUT_NS of the
  *    connection opening or its last response (the idle and the slowloris
  *    timeout are the same deadline: trickling bytes does not extend it);
- *  - a response written within SERVE_WRITE_TIMEOUT_NS;
+ *  - a response written within SERVE_WRITE_TIMEOUT_NS, and closed when the
+ *    client takes none of it for SERVE_STALL_TIMEOUT_NS;
+ *  - one response in memory per connection (pipelined requests wait in the
+ *    head buffer, unrendered), SERVE_SEND_BUFFER bytes queued in the
+ *    kernel for it, and at most SERVE_PENDING_MAX bytes of response
+ *    buffers in all: past that, writers whose clients have stopped
+ *    reading are dropped to make room, or the request gets 503;
  *  - after a response that ends the connection, at most SERVE_LINGER_NS of
  *    reading and discarding what the client still sends (closing a socket
  *    with unread data resets it, and the client could lose the response).
@@ -58,7 +67,24 @@
 #define SERVE_HEAD_MAX 8192
 #define SERVE_HEADERS_MAX 64
 #define SERVE_REQUEST_TIMEOUT_NS (10ull * 1000000000ull)
+/* Prometheus' default scrape_timeout: past it the scraper has given up */
 #define SERVE_WRITE_TIMEOUT_NS (10ull * 1000000000ull)
+/* a client that takes no byte of its response for this long is gone or
+ * hostile; one reading at loopback or LAN speed never comes near it */
+#define SERVE_STALL_TIMEOUT_NS (2ull * 1000000000ull)
+/* when slots or memory run out: a writer stalled this long may be dropped,
+ * and a client idle this long between requests */
+#define SERVE_STALL_EVICT_NS (100ull * 1000000ull)
+#define SERVE_IDLE_EVICT_NS (1000ull * 1000000ull)
+/* the response buffers of all connections together (one scrape of 10,000
+ * keys is about 0.4 MiB) */
+#define SERVE_PENDING_MAX (64u << 20)
+/* The kernel's send buffer of a connection (it doubles it for its own
+ * bookkeeping). Autotuned, it grows to 4 MiB, and a client that pipelines
+ * requests and never reads gets that many bytes of answers queued before
+ * its connection stalls; fixed, it stalls after a few, and a scrape still
+ * goes out in two or three writes. */
+#define SERVE_SEND_BUFFER (256 << 10)
 #define SERVE_LINGER_NS (1000000000ull)
 /* connections taken per wake-up, so a flood of them cannot hold the loop */
 #define SERVE_ACCEPTS_PER_ROUND 16
@@ -83,10 +109,13 @@ struct connection {
 	size_t sent;
 	uint64_t deadline_ns;   /* request complete / response sent by then */
 	uint64_t waiting_since_ns; /* when it began waiting for a request */
+	uint64_t progress_ns;   /* when the client last took response bytes (or
+				 * the response or the parking began) */
 	struct tls_session *tls;  /* HTTPS: the session; NULL for plain HTTP */
 	bool handshaking;       /* the TLS handshake is not complete */
 	short tls_events;       /* the poll event the last TLS call waits for (0: none) */
 	bool parked;            /* a complete request waits for its credentials' check */
+	bool checked;           /* its credentials went through a check */
 	unsigned char auth_digest[SERVE_DIGEST_SIZE]; /* which check */
 };
 
@@ -305,6 +334,15 @@ int server_poll_fds(struct server *server, struct pollfd *fds)
 	return count;
 }
 
+/* When the connection is closed unless something happens: a writer also
+ * when its client has taken nothing for SERVE_STALL_TIMEOUT_NS. */
+static uint64_t server_deadline(const struct connection *conn)
+{
+	uint64_t stalled = conn->progress_ns + SERVE_STALL_TIMEOUT_NS;
+
+	return conn->writing && stalled < conn->deadline_ns ? stalled : conn->deadline_ns;
+}
+
 int server_timeout_ms(const struct server *server, int cap)
 {
 	uint64_t now = monotonic_ns();
@@ -314,7 +352,8 @@ int server_timeout_ms(const struct server *server, int cap)
 		const struct connection *conn = &server->connections[i];
 		if (conn->fd < 0)
 			continue;
-		uint64_t left = conn->deadline_ns > now ? conn->deadline_ns - now : 0;
+		uint64_t deadline = server_deadline(conn);
+		uint64_t left = deadline > now ? deadline - now : 0;
 		int ms = (int)(left / 1000000ull) + 1;
 		if (ms < timeout)
 			timeout = ms;
@@ -449,6 +488,7 @@ static const char *server_reason(int status)
 	case 404: return "Not Found";
 	case 405: return "Method Not Allowed";
 	case 414: return "URI Too Long";
+	case 429: return "Too Many Requests";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
 	case 503: return "Service Unavailable";
@@ -481,13 +521,59 @@ static void server_respond(struct connection *conn, int status, const char *cont
 	conn->sent = 0;
 	conn->writing = true;
 	conn->tls_events = 0;
-	conn->deadline_ns = monotonic_ns() + SERVE_WRITE_TIMEOUT_NS;
+	conn->progress_ns = monotonic_ns();
+	conn->deadline_ns = conn->progress_ns + SERVE_WRITE_TIMEOUT_NS;
 }
 
 static void server_respond_text(struct connection *conn, int status, const char *text,
 				bool head_only, const char *extra)
 {
 	server_respond(conn, status, "text/plain; charset=utf-8", text, strlen(text), head_only, extra);
+}
+
+/* Is this a writer whose client has taken nothing for a while? */
+static bool server_stalled(const struct connection *conn, uint64_t now)
+{
+	return conn->fd >= 0 && conn->writing && now - conn->progress_ns >= SERVE_STALL_EVICT_NS;
+}
+
+/* The memory a response holds until its last byte is sent: all of its
+ * buffer, sent or not. */
+static size_t server_pending(const struct connection *conn)
+{
+	return conn->fd >= 0 && conn->writing ? conn->response.capacity : 0;
+}
+
+/* Keeps the unsent responses within SERVE_PENDING_MAX once conn has a new
+ * one: writers that have stopped reading make room, the largest first;
+ * if that is not enough, conn's response becomes a 503 (unless it is the
+ * only one). */
+static void server_fit_pending(struct server *server, struct connection *conn, bool head_only)
+{
+	uint64_t now = monotonic_ns();
+
+	for (;;) {
+		size_t total = 0;
+		struct connection *largest = NULL;
+		for (int i = 0; i < SERVE_MAX_CONNECTIONS; i++) {
+			struct connection *other = &server->connections[i];
+			total += server_pending(other);
+			if (other != conn && server_stalled(other, now) &&
+			    (!largest || server_pending(other) > server_pending(largest)))
+				largest = other;
+		}
+		/* a map larger than the budget is still served, alone */
+		if (total <= SERVE_PENDING_MAX || total == server_pending(conn))
+			return;
+		if (!largest)
+			break;
+		server_close(largest);
+	}
+	conn->close_after = true;
+	strbuf_free(&conn->response);
+	strbuf_init(&conn->response);
+	server_respond_text(conn, 503, "503 Service Unavailable: too many responses not yet read\n",
+			    head_only, "Retry-After: 1\r\n");
 }
 
 /* Answers a complete request head; false when it is parked instead, its
@@ -513,12 +599,21 @@ static bool server_answer(struct server *server, struct connection *conn, char *
 	case AUTH_WAIT:
 		return false;
 	case AUTH_DENIED:
+		/* one bcrypt check per connection: a client guessing passwords
+		 * must pay a new connection (and a TLS handshake) for each */
+		if (conn->checked)
+			conn->close_after = true;
 		server_respond_text(conn, 401, "401 Unauthorized\n", head_only,
 				    "WWW-Authenticate: Basic realm=\"sonde\", charset=\"UTF-8\"\r\n");
 		return true;
+	case AUTH_LIMITED:
+		conn->close_after = true;
+		server_respond_text(conn, 429, "429 Too Many Requests: too many new credentials to check\n",
+				    head_only, "Retry-After: 1\r\n");
+		return true;
 	case AUTH_BUSY:
 		conn->close_after = true;
-		server_respond_text(conn, 503, "503 Service Unavailable: too many credentials to check\n",
+		server_respond_text(conn, 503, "503 Service Unavailable: cannot check credentials\n",
 				    head_only, "Retry-After: 1\r\n");
 		return true;
 	}
@@ -554,6 +649,7 @@ static bool server_answer(struct server *server, struct connection *conn, char *
 				       ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
 				       : "text/plain; version=0.0.4; charset=utf-8",
 			       body.data ? body.data : "", body.length, head_only, NULL);
+		server_fit_pending(server, conn, head_only);
 	}
 	strbuf_free(&body);
 	return true;
@@ -574,6 +670,8 @@ static void server_try_answer(struct server *server, struct connection *conn)
 	}
 	if (!server_answer(server, conn, conn->head, end)) {
 		conn->parked = true;
+		conn->checked = true;
+		conn->progress_ns = monotonic_ns();
 		return;
 	}
 	/* what follows is the next (pipelined) request */
@@ -591,37 +689,74 @@ static void server_wait_for_request(struct connection *conn, uint64_t now)
 
 /* ---- sockets ---- */
 
+/* How readily a connection is dropped for a newcomer when every slot is
+ * taken: the lowest rank goes first, and within a rank the one that has
+ * waited (for a request, or for its client to read) the longest. */
+enum victim_rank {
+	VICTIM_DRAINING,        /* answered; only waiting to close politely */
+	VICTIM_STALLED,         /* its client has stopped reading its response */
+	VICTIM_IDLE,            /* no request for SERVE_IDLE_EVICT_NS */
+	VICTIM_PARKED,          /* a request waiting for its credentials' check */
+	VICTIM_NEW,             /* waiting for a request it has only begun */
+	VICTIM_WRITING,         /* a response the client is reading */
+};
+
+static enum victim_rank server_victim_rank(const struct connection *conn, uint64_t now,
+					   uint64_t *since)
+{
+	if (conn->draining) {
+		*since = 0;
+		return VICTIM_DRAINING;
+	}
+	if (conn->writing) {
+		*since = conn->progress_ns;
+		return server_stalled(conn, now) ? VICTIM_STALLED : VICTIM_WRITING;
+	}
+	if (conn->parked) {
+		*since = conn->progress_ns;
+		return VICTIM_PARKED;
+	}
+	*since = conn->waiting_since_ns;
+	return now - conn->waiting_since_ns >= SERVE_IDLE_EVICT_NS ? VICTIM_IDLE : VICTIM_NEW;
+}
+
+/* A free slot, or the connection to drop for a new one. */
+static struct connection *server_slot(struct server *server)
+{
+	struct connection *victim = NULL;
+	enum victim_rank victim_rank = VICTIM_WRITING;
+	uint64_t victim_since = 0, now = monotonic_ns();
+
+	for (int i = 0; i < SERVE_MAX_CONNECTIONS; i++) {
+		struct connection *conn = &server->connections[i];
+		uint64_t since;
+		if (conn->fd < 0)
+			return conn;
+		enum victim_rank rank = server_victim_rank(conn, now, &since);
+		if (!victim || rank < victim_rank || (rank == victim_rank && since < victim_since)) {
+			victim = conn;
+			victim_rank = rank;
+			victim_since = since;
+		}
+	}
+	server_close(victim);
+	return victim;
+}
+
 static void server_accept(struct server *server)
 {
 	for (int round = 0; round < SERVE_ACCEPTS_PER_ROUND; round++) {
 		int fd = accept4(server->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct connection *slot = NULL, *oldest = NULL;
-		for (int i = 0; i < SERVE_MAX_CONNECTIONS && !slot; i++) {
-			struct connection *conn = &server->connections[i];
-			if (conn->fd < 0)
-				slot = conn;
-			else if (conn->draining)
-				oldest = conn;
-			else if (!conn->writing && !conn->parked &&
-				 (!oldest || (!oldest->draining &&
-					      conn->waiting_since_ns < oldest->waiting_since_ns)))
-				oldest = conn;
-		}
-		if (!slot && oldest) {
-			server_close(oldest);
-			slot = oldest;
-		}
-		if (!slot) {
-			close(fd);
-			continue;
-		}
+		struct connection *slot = server_slot(server);
 		/* A response goes out in one write, but TLS writes session tickets
 		 * first: with Nagle the response would wait for the client's
 		 * delayed ACK of those (40 ms) */
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		int send_buffer = SERVE_SEND_BUFFER;
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof(send_buffer));
 		if (server->tls && !(slot->tls = tls_session_new(server->tls, fd))) {
 			close(fd);
 			continue;
@@ -631,6 +766,7 @@ static void server_accept(struct server *server)
 		slot->head = xcalloc(1, SERVE_HEAD_MAX);
 		slot->received = 0;
 		slot->close_after = false;
+		slot->checked = false;
 		server_wait_for_request(slot, monotonic_ns());
 	}
 }
@@ -721,6 +857,7 @@ static void server_write(struct server *server, struct connection *conn)
 			return;
 		}
 		conn->sent += (size_t)put;
+		conn->progress_ns = monotonic_ns();
 	}
 	if (conn->close_after) {
 		if (conn->tls)
@@ -832,7 +969,7 @@ void server_handle(struct server *server, const struct pollfd *fds, int count)
 	uint64_t now = monotonic_ns();
 	for (int i = 0; i < SERVE_MAX_CONNECTIONS; i++) {
 		struct connection *conn = &server->connections[i];
-		if (conn->fd >= 0 && now > conn->deadline_ns)
+		if (conn->fd >= 0 && now > server_deadline(conn))
 			server_close(conn);
 	}
 }

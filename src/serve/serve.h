@@ -115,12 +115,14 @@ enum auth_verdict {
 	AUTH_OK,        /* no users configured, or credentials known good */
 	AUTH_DENIED,    /* none, malformed, or known bad: 401 */
 	AUTH_WAIT,      /* being checked: park the request until auth_fd is readable */
-	AUTH_BUSY,      /* too many checks queued: 503 */
+	AUTH_LIMITED,   /* new credentials past the checks' budget or queue: 429 */
+	AUTH_BUSY,      /* the digest could not be made: 503 */
 };
 
 struct auth_stats {
 	unsigned long checks;     /* bcrypt checks queued */
 	unsigned long cache_hits; /* requests answered from the cache */
+	unsigned long limited;    /* requests refused for the checks' budget or queue */
 };
 
 /* Is this a bcrypt hash crypt_r() can check ($2a$, $2b$, $2y$)? */

@@ -28,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A web config is a few hundred bytes; anything past this is the wrong file. */
+#define WEB_CONFIG_SIZE_MAX (1u << 20)
+
 /* ---- the YAML subset ---- */
 
 struct yaml_node {
@@ -287,9 +290,11 @@ static int yaml_parse(struct yaml_reader *reader, char *text, struct yaml_node *
 		}
 		struct yaml_node *parent = stack[depth].node, *node;
 		if (parent->scalar) {
+			/* the sentence names the parent: made before the tree is freed */
+			int err = yaml_fail(reader, reader->line,
+					    "'%s' has a value and cannot have nested keys", parent->key);
 			yaml_free(root);
-			return yaml_fail(reader, reader->line, "'%s' has a value and cannot have nested keys",
-					 parent->key);
+			return err;
 		}
 		if (yaml_entry(reader, line + indent, &node) < 0) {
 			yaml_free(root);
@@ -415,6 +420,13 @@ static int web_read_users(struct yaml_reader *reader, const struct yaml_node *no
 		if (!user->scalar || !user->scalar[0])
 			return yaml_fail(reader, user->line, "user '%s' has no password hash",
 					 user->key);
+		/* basic authentication splits user from password at the first
+		 * colon, so such a user could never log in */
+		if (strchr(user->key, ':'))
+			return yaml_fail(reader, user->line,
+					 "user '%s': a user name cannot contain ':' (basic authentication "
+					 "ends the name at the first colon, so this user could never log in)",
+					 user->key);
 		if (!auth_hash_valid(user->scalar))
 			return yaml_fail(reader, user->line,
 					 "user '%s': the password must be a bcrypt hash ($2y$10$ and 53 "
@@ -512,6 +524,10 @@ int web_config_parse(const char *path, char *text, struct web_config **out, char
 
 	*out = NULL;
 	config->path = xstrdup(path);
+	/* editors on Windows start UTF-8 files with a byte order mark; YAML
+	 * allows it there, and Go's yaml package skips it */
+	if (strncmp(text, "\xef\xbb\xbf", 3) == 0)
+		text += 3;
 	err = yaml_parse(&reader, text, &root);
 	if (!err) {
 		err = web_read_section(&reader, NULL, root, directory, config);
@@ -530,13 +546,20 @@ int web_config_parse(const char *path, char *text, struct web_config **out, char
 int web_config_load(const char *path, struct web_config **out, char **error)
 {
 	size_t length;
-	char *text = read_file(path, &length);
+	char *text;
 	int err;
 
 	*out = NULL;
-	if (!text) {
-		err = -errno;
-		*error = xasprintf("%s: error: cannot read the web config: %s", path, strerror(errno));
+	/* bounded, so that /dev/zero or a log file named by mistake costs a
+	 * megabyte and a sentence rather than all memory */
+	err = read_path_bounded(path, WEB_CONFIG_SIZE_MAX, &text, &length);
+	if (err == -EFBIG) {
+		*error = xasprintf("%s: error: not a web config: larger than %u MiB", path,
+				   WEB_CONFIG_SIZE_MAX >> 20);
+		return err;
+	}
+	if (err) {
+		*error = xasprintf("%s: error: cannot read the web config: %s", path, strerror(-err));
 		return err;
 	}
 	if (strlen(text) != length) {

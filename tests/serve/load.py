@@ -51,11 +51,13 @@ def fetch(host, port, path="/metrics", headers=None, timeout=10):
         conn.close()
 
 
-def timed_scrape(host, port, path="/metrics"):
+def timed_scrape(host, port, path="/metrics", timeout=10):
     """One GET on a fresh connection, read with plain recv calls so the
-    client adds little to the time: (seconds, status, body bytes)."""
+    client adds little to the time: (seconds, status, body bytes). Raises
+    OSError when the body is shorter than its Content-Length, or when the
+    server is silent for `timeout` seconds."""
     t0 = time.monotonic()
-    s = socket.create_connection((host, port), timeout=10)
+    s = socket.create_connection((host, port), timeout=timeout)
     try:
         s.sendall(b"GET %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n" % path.encode())
         data = bytearray()
@@ -68,6 +70,9 @@ def timed_scrape(host, port, path="/metrics"):
         s.close()
     elapsed = time.monotonic() - t0
     head, _, body = bytes(data).partition(b"\r\n\r\n")
+    length = [line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")]
+    if not length or len(body) != int(length[0].split(b":")[1]):
+        raise OSError("incomplete response: %r, %d body bytes" % (head[:60], len(body)))
     return elapsed, status_of(head), body
 
 
