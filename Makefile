@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # sonde: plain Makefile. `make` builds build/sonde; `make test` installs what
 # the tests need, builds (normal and sanitizer builds) and runs every test.
 CC      ?= cc

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make deb: a Debian binary package of what make install installs, built
 # with dpkg-deb alone (no debhelper, no source package).
 #

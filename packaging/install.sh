@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # make install / make uninstall (and the staging tree of make deb).
 #
 #   packaging/install.sh install|uninstall TOOL...

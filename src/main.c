@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sonde's command line: reads the options and the program, then runs the
  * pipeline (compile_program, then runtime_run) and turns the outcome into

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The one test runner behind `make test`.
 
 It runs these groups of tests and prints one line per case:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Prepares a Debian 12 machine for building and testing sonde.
 # Idempotent: installs only the packages that are missing and mounts tracefs
 # (and debugfs, for kernels that expose tracing only under it) if needed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libsonde-usdt: builds, at run time, the ELF shared object that a USDT
  * tracer expects to find, and fires its probes.

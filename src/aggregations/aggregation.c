@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The aggregation table, and the pieces several aggregations share: the
  * checks of their argument, the map update of an event, reading a value

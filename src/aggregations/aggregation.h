@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Aggregations: count, sum, avg, min, max, stats, hist, lhist, tseries, each one
  * record in a file of this directory.

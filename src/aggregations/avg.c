@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* avg(x): the mean of x. { sum, count } per CPU; the sums over the counts. */
 #include "aggregation.h"
 

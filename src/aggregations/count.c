@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* count(): how many times it ran. A u64 per CPU, summed. */
 #include "aggregation.h"
 

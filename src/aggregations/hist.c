@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hist(x[, k]): a power-of-two histogram, each power split in 2^k linear
  * parts. Keys carry the bucket number after the user key (program.h has

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lhist(x, min, max, step): a linear histogram. Bucket 0 holds values
  * below min, the last one values from max on; keys carry the bucket number

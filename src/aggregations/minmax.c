@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* min(x) and max(x): { value, is_set } per CPU; the CPUs that set one compared. */
 #include "aggregation.h"
 

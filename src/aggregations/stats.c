@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats(x): count, average and total of x. { sum, count } per CPU, like avg. */
 #include "aggregation.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sum(x): x added up. An s64/u64 per CPU, summed. */
 #include "aggregation.h"
 

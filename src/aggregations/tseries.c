@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tseries(x, interval, intervals[, how]): a time series, as current
  * bpftrace has it. Wall-clock time is cut into intervals of `interval`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Diagnostics: every phase reports problems here, with a location, and the
  * user sees them the way a C compiler shows them:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The name tables behind syscall_name() and friends (names.h). Syscall
  * names are generated at build time from this architecture's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Integers that print as names: syscall_name(n), signal_name(n),
  * errno_name(n), softirq_name(n), strerror(n), username, cgroup_path(id),

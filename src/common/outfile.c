@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Writing the files a user names; see outfile.h for the rules. The checks
  * are made on what the name is now (lstat), and the writes are made so

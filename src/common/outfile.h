@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The files a user names for sonde to write (-o FILE, --svg FILE,
  * --heatmap FILE): every one goes through here, so that root's writes land

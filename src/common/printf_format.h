@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * printf-style format strings, parsed once and used twice: the compiler
  * checks the arguments of printf/system/cat against the conversions, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Releasing a compiled program (see program.h). */
 #include "program.h"
 

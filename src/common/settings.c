@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The settings table: sonde's variables, bpftrace's names for them, and
  * what a config block's keys mean. A value is checked where sonde's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The settings a user gives outside the program text or at its top: sonde's
  * environment variables, bpftrace's names for them (BPFTRACE_MAX_STRLEN is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Type constructors and queries. Types are small and compilation is short,
  * so they are allocated freely and never freed; the common integer types are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Types of values in a sonde program, shared by the compiler (which infers
  * them) and the runtime (which decodes the bytes BPF programs leave in maps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Small helpers shared by every phase: allocation that cannot fail, a
  * growable string buffer, '*'-only wildcard matching for probe names, and

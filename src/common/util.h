@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Small helpers every part of sonde uses: allocation that never returns
  * NULL (a tracer that runs out of memory while compiling has nothing useful

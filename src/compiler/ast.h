@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The abstract syntax tree: what the parser builds, semantic analysis
  * annotates (type, map/variable resolution) and code generation walks.

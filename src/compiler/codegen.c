@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Code generation: walks the typed AST of one probe block for one probe
  * point and appends IR (near-BPF instructions on virtual registers).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Code generation: typed AST of one probe block, for one probe point, to IR.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The part of code generation that builtins (compiler/builtins/) use to
  * emit their IR: values, stack slots, helper calls, map keys and lookups,

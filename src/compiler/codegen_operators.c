@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Code generation of operators: arithmetic and comparisons on registers,
  * strings and arrays compared byte by byte, && and || with short circuits,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Code generation of statements: assignments to variables and maps,
  * if/while/for/unroll, for ($kv : @m) loops, break/continue/return and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The compiler pipeline, start to end: parse, analyse, lay out maps, then
  * generate one BPF program per probe point. See compiler.h.

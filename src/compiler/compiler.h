@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The compiler's one entry point: program text in, struct program out.
  * source -> tokens (lex.c) -> AST (parse.c) -> typed AST (sema.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The config block: `config = { max_strlen = 128; stack_mode = perf }` at
  * the top of a program, as current bpftrace writes it.

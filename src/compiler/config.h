@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The config block's settings applied to the compile options and to the
  * program's run settings (config.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Emission: the last step from IR to what the kernel loads. Labels become
  * relative jump offsets, 64-bit loads and map references become the

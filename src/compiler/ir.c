@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * IR construction helpers and the IR printer. Each helper appends one
  * instruction carrying the current source position (fn->loc), so that every

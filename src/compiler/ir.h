@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The IR: real BPF instructions whose registers may be virtual.
  *

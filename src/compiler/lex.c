@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The lexer: turns program text into tokens for parse.c.
  *

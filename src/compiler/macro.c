@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Macros, as current bpftrace has them: `macro name(params) { body }`
  * before, between or after the probes, expanded where they are called

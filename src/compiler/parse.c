@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The parser: tokens from lex.c in, the AST of ast.h out.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the parser's two files share: the parser state and the token and
  * error helpers of parse.c, and the entry points of parse_preamble.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The parts of a program outside its probes: C struct, union, enum and
  * typedef definitions, map declarations (`let @m = hash(n)`), the config

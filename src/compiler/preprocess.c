@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Preprocessing: the part of the C preprocessor that bpftrace scripts use.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Preprocessing of bpftrace scripts' C directives; see preprocess.c. */
 #ifndef SONDE_PREPROCESS_H
 #define SONDE_PREPROCESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Semantic analysis: turns the parser's tree into a typed tree.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What semantic analysis hands to code generation, besides the annotations it
  * writes into the AST (node->type, map_id, var_id, event_id).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The part of semantic analysis that builtins (compiler/builtins/) use to
  * check their calls: reporting errors, typing argument expressions, finding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Map declarations: `let @m = lruhash(100);` before the probes, as current
  * bpftrace writes them. A declaration fixes the map's BPF kind and its

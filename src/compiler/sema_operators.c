@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Semantic analysis of operators: C's rules for integers, all arithmetic
  * in 64 bits; strings and integer arrays compared for equality; pointer

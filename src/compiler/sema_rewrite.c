@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Rewrites of the tree that semantic analysis makes around its checks:
  * call forms turned into their map forms before the first pass, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Type names in a program, and the C definitions that introduce new ones.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Scratch variables during semantic analysis: which $name a use refers
  * to, where it is declared and what type its slot holds.

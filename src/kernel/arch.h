@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The machine: what sonde knows of the processor it traces, in one place
  * that everything else asks. Today that is x86-64 (arch_x86_64.c): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* x86-64's registers and conventions; see arch.h. */
 #include "arch.h"
 

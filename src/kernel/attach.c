@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Attaching programs to perf events and links: the kernel calls the
  * providers make (tracepoint, interval, profile, software, hardware,

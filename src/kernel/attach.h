@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Attaching a loaded program to the kernel: perf events (tracepoints,
  * timers, software and hardware counters, kprobes and uprobes through

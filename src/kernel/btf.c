@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel BTF to sonde types (see btf.h for the conversion rules).
  *

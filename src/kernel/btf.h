@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel types from BTF (/sys/kernel/btf/vmlinux and module BTF), turned
  * into sonde types on demand.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading a kernel BTF blob in place (see btf_file.h for why).
  *

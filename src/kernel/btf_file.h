@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A BTF blob as the kernel exports it (/sys/kernel/btf/vmlinux, or a
  * module's split BTF on top of it), read in place.

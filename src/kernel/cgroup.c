@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A cgroup v2 directory's id. On cgroup2 (kernfs) the file handle that
  * name_to_handle_at() returns is the 64-bit cgroup id itself, the number

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cgroup v2 directories: the id the kernel gives a cgroup, which BPF's
  * bpf_get_current_cgroup_id() (sonde's `cgroup`) returns for a task in it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ELF reading for user-space probes: function symbols, address → file
  * offset, USDT notes, and finding a library or executable by name. See

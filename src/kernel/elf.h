@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading the object files that user-space probes attach to: executables
  * and shared libraries on disk.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Feature probing. Every question is answered by doing the smallest real
  * version of the thing: load a two-instruction program of the right type,

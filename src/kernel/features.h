@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What this kernel can do, found by trying it: loading tiny programs,
  * creating maps, opening perf events. Version numbers lie (distributions

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * /proc/kallsyms: the kernel's symbol table, one "address type name" line
  * per symbol ("\t[module]" after module symbols). The one reader and parser

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Pinned maps (see pinned.h): bpf_obj_get() on the path, then the map's
  * own description (bpf_obj_get_info_by_fd) to refuse a map that cannot be

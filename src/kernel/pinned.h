@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BPF maps pinned in a BPF file system by someone else: BCC's
  * --cgroupmap/--mntnsmap convention, a hash map of 8-byte ids (cgroup ids,

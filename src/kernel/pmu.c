@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading perf PMUs' sysfs files; see pmu.h. */
 #include "pmu.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sysfs files of perf's dynamic PMUs (kprobe, uprobe):
  * /sys/bus/event_source/devices/NAME/type and format/FIELD. The one

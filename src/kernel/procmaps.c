@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading /proc/PID/maps. The file is read whole first (it changes while a
  * process runs, and a line-at-a-time read could see two versions), then

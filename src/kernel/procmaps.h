@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * /proc/PID/maps: a process's mappings, one "start-end perms offset
  * major:minor inode path" line each. The one reader of it, for the user

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracefs: finding tracepoints and reading their record layouts.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracefs: where the kernel publishes its tracepoints. Sonde reads three
  * things from it: the list of tracepoints (available_events), each

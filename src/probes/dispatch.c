@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Dispatchers: one small program attached once that hands each event to
  * one of many compiled programs, with a tail call into a program array.

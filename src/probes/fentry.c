@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * fentry:FUNCTION, fentry:MODULE:FUNCTION and fexit:... — BPF trampolines
  * on kernel function entry and return (BPF_PROG_TYPE_TRACING, 5.5+).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the two families that trace kernel functions share: kprobe.c
  * (kprobe/kretprobe) and fentry.c (fentry/fexit) each describe themselves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * hardware:EVENT[:COUNT] — the CPU's performance counters (perf_event_open(2)
  * PERF_TYPE_HARDWARE): the program runs every COUNT occurrences of EVENT on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * interval:UNIT:COUNT — a timer that fires on one CPU at a time, every COUNT
  * seconds/milliseconds/microseconds, or COUNT times a second (hz).

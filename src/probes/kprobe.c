@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kprobe:FUNCTION[+OFFSET], kprobe:MODULE:FUNCTION and kretprobe:... — a
  * breakpoint on (or the return from) any kernel function.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * profile:UNIT:COUNT — sampling on every CPU, every COUNT s/ms/us or COUNT
  * times a second (hz).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Probe providers: one file per kind of event source, all behind this
  * interface. The compiler asks a provider to expand a written probe spec

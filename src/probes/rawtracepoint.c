@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * rawtracepoint:NAME and rawtracepoint:MODULE:NAME — a kernel tracepoint
  * without the trace-event layer in between.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The provider table and the helpers providers share: splitting a probe as
  * written into its ':'-separated parts, making a probe point, parsing the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * software:EVENT[:COUNT] — the kernel's software perf events (perf_event_open(2)
  * PERF_TYPE_SOFTWARE): the program runs every COUNT occurrences of EVENT,

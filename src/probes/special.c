@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BEGIN and END: not kernel events but moments in sonde's own run. Their
  * programs are loaded like any other (as BPF_PROG_TYPE_RAW_TRACEPOINT, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracepoint:syscalls:sys_enter_X and sys_exit_X, served in bulk from the
  * raw_syscalls tracepoints.

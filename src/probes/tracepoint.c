@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tracepoint:CATEGORY:NAME — the kernel's static trace events.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * uprobe:BINARY:FUNCTION and uretprobe:BINARY:FUNCTION — breakpoints in
  * user-space code, at a function's entry or on its return.

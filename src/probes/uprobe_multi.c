@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Many uprobes through one uprobe_multi link (kernel 6.6).
  *

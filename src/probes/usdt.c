@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * usdt:BINARY:[PROVIDER:]NAME — user-level statically defined tracing:
  * probes compiled into a program with <sys/sdt.h> (DTRACE_PROBE, STAP_PROBE).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The event consumer: everything BPF programs ask user space to do arrives
  * here through the ring buffer.

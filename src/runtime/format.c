@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Turning bytes from the kernel into text: printf-style events and single
  * values.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* BTF function information; see func_info.h. */
 #include "func_info.h"
 

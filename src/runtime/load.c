@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The loader: turns the compiler's struct program into kernel objects.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal interface between the runtime's parts: the loader (load.c), the
  * ring-buffer consumer (events.c) and the driver (run.c). Nothing outside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loss totals, read when asked: see losses.h. */
 #include "runtime/losses.h"
 

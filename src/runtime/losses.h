@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the programs and the kernel counted as lost, read when asked: the
  * slots of the .lost map (records the ring buffer could not take, map

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The program's output stream: stdio's buffering over write(2) calls that
  * neither give up nor fail silently.

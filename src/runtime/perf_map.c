@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reading /tmp/perf-PID.map files (see perf_map.h for the format).
  *

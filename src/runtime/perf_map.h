@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Names of JIT-compiled code from a perf map file, /tmp/perf-PID.map.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The picture a tool draws of what it prints: `--svg FILE`, a flame graph of
  * the stacks print_stacks() prints, and `--heatmap FILE`, a heat map of the

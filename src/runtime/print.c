@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Printing maps: what you see when a program ends or calls print(@m).
  *

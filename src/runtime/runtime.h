@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The runtime: takes a compiled program, creates its maps, loads its BPF
  * programs, runs BEGIN, attaches probes, drains the ring buffer until the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Map snapshots, shared by the printers of print.c (bpftrace's layouts) and
  * toolprint.c (libbpf-tools' layouts): every key and every CPU's copy of

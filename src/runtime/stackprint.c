@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * print_stacks(): a map keyed by stacks, printed the way BCC's profile,
  * offcputime and stackcount print theirs.

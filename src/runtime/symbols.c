@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Symbolization: kernel addresses through /proc/kallsyms, user addresses
  * through /proc/PID/maps and the mapped objects' ELF symbols.

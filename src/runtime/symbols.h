@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Addresses to names, for printing stacks, ksym() and usym().
  *

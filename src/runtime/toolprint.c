@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Printing maps the way libbpf-tools does: print_log2_hist(),
  * print_linear_hist() and print_top(), for sonde's ports of the BCC and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * HTTP basic authentication for sonde serve, against the bcrypt hashes of
  * the web config's basic_auth_users.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The HTTP side of sonde serve: GET /metrics, and nothing a client can
  * use to stall the tracer.

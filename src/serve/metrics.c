@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Maps as Prometheus metric families, in the conventions of Prometheus'
  * own exporters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Prometheus renderings an aggregation's record chooses from
  * (aggregations/): the metric family type a map becomes and the writers of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Loading OpenSSL on first use (openssl.h says why). libssl.so.3 is opened
  * once; dlsym on its handle also finds libcrypto's functions, which it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * OpenSSL, loaded when `sonde serve` first needs it (TLS, or basic auth's
  * digests), not at every start: linking libssl and libcrypto made the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * sonde serve: a program's maps as a Prometheus target.
  *

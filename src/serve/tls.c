@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * TLS for sonde serve, through OpenSSL's libssl: nothing of TLS is
  * written here, only how the web config's tls_server_config becomes an

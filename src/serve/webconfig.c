@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The web configuration file of sonde serve (--web.config.file), in the
  * format of Prometheus' exporter-toolkit: TLS under tls_server_config and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BCC probe specifiers (bccspec.h): reading them, expanding their wildcards
  * and regular expressions, and translating BCC's expressions.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BCC's probe specifiers, shared by the generated tools (funccount, trace,
  * argdist, stackcount): `[p|r|t|u|U:][lib:]function`, as BCC's multi-tools

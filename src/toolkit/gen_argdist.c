@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * argdist's program. Each -H (histogram) or -C (count) specifier,
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * funccount's program: one probe per function (or tracepoint, or USDT
  * probe) the pattern matches, each counting under its own name, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * stackcount's program: one probe per event the pattern matches, each
  * counting the stacks it was hit with in one map keyed by the process name

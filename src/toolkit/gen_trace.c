@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * trace's program. Each argument is one BCC trace specifier,
  *

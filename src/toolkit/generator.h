@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Generated tools: funccount, trace, argdist and stackcount take their
  * probes from the command line (BCC's probe specifiers), so their program

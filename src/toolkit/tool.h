@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The toolkit: ready-made tools (execsnoop, biolatency, ...) that are sonde
  * programs under tools/, embedded into the binary at build time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for the BCC expressions that argdist and trace take
  * (src/toolkit/bccspec.c): the first line of the input is a signature

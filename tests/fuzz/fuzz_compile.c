@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for the whole compiler: any bytes as a program go
  * through preprocessing, lexing, parsing, semantic analysis, code

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for sonde serve's web config reader (--web.config.file):
  * any bytes as the file go through the YAML subset's reader and the schema

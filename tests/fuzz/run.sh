@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Fuzzes one reader of untrusted input for SECONDS (default 300) with
 # libFuzzer, AddressSanitizer and UBSan:
 #     sh tests/fuzz/run.sh [NAME] [SECONDS] [libFuzzer options...]

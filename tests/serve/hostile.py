@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hostile clients and hostile web configs against sonde serve (issue 19):
 clients that ask and never read, a flood of wrong passwords beside the
 right scraper, and web config files that are not what they seem.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Clients for sonde serve's tests (tests/run_all.py, group serve) and its
 benchmark (bench/run.py): paced scrapers, slowloris connections, malformed
 requests, and a process's resident memory.

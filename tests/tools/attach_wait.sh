@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by cgroup_run.sh and pinmap_run.sh.
 # attach_wait NAME STDERR_FILE PID: waits (15 s at most) until the tracer PID
 # has written its `Attached` line to STDERR_FILE, or has exited.

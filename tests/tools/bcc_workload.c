@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A workload with known counts and values for funccount, trace, argdist and
  * stackcount (tests/runtime/tools_multi.test). It waits until the file

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # cgroup_run.sh SONDE INSIDE OUTSIDE TOOL [ARGS...]
 #
 # Runs `SONDE TOOL -c DIR ARGS...` for a fresh cgroup v2 directory DIR, then,

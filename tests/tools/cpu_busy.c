@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for the run-queue tools (runqlat, runqslower, cpudist,
  * runqlen): N threads (argv[1], default 2) spin for MS milliseconds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for smpcalls: a thread spins on CPU 1 (as SCHED_FIFO when
  * allowed, so that other work does not push it off for long) while the

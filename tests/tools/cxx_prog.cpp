@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * C++ frames for the demangling tests (runtime/symbols.test).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for the lost-events test: makes exactly N getppid system
  * calls (argv[1], default 1000) as fast as it can. syscall() is used rather

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JIT test workload (runtime/symbols.test): a named JavaScript function hot
 // enough for V8 to compile it, run for the milliseconds given as the first
 // argument. With --perf-basic-prof, node writes /tmp/perf-PID.map lines for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A tiny JIT for the perf-map tests (runtime/symbols.test).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload for sonde serve's big-map tests: one lseek() to each offset
  * 0..COUNT-1 of its own binary (a regular file: /dev/zero's offset stays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * malloc_loop SECONDS: calls malloc(4097) and free() in a loop for SECONDS
  * seconds (a flood for a uprobe on libc's malloc), then prints how many

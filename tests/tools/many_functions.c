@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A program with 1,000 functions, fn_000 .. fn_999, for uprobe wildcards
  * by the thousand (issue 11: the scale tests and the bench). fn_N(a)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Many distinct stack keys, for the size of the counts map of stackcount
  * (tools_stacks.test).

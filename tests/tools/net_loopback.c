@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for the network tools' tests: one loopback connection
  * whose addresses, ports and byte counts the test knows.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * peak_rss FILE COMMAND [ARG...]: runs COMMAND and writes its peak resident
  * set (ru_maxrss, KiB) to FILE; exits with its status (128 + N for signal N).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # pinmap_run.sh SONDE MODE INSIDE OUTSIDE TOOL [ARGS...]
 #
 # For BCC's --cgroupmap/--mntnsmap: pins a hash map of 8-byte keys (bpftool,

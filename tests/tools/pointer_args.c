@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Passes arrays of known values to one function, for uprobe tests of
  * pointer arithmetic and of several probes on one function (issue 10).

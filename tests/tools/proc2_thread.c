@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for threadsnoop: creates one thread (argv[1] threads,
  * default 1) whose start routine has a name of its own, and waits for it.

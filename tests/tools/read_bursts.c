@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload for the heat map test (browser group): reads of known sizes at
  * known times.

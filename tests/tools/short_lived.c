@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for symbolizing a process that is gone before its stacks
  * are printed (runtime/symbols.test).

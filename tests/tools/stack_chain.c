@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Workload with known call chains, for profile and offcputime (tools_stacks.test).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for the stack and symbol tests (runtime/stacks.test).
  *

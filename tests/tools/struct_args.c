@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Generator for the C-definition tests: passes pointers to structs,
  * unions and enums whose values are known to uprobe targets, once each

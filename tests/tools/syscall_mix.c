@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for the syscall-tracepoint tests: makes a known set of
  * system calls a known number of times, through syscall() so that no C

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Event generator for the array tests: one TCP connection to each
 ADDRESS PORT pair given (IPv4 or IPv6 literals, e.g. 127.0.0.1 23451 ::1
 23452), one after another. Each listens, connects, accepts and closes both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Event generator for naming vDSO frames (runtime/symbols.test).
  *

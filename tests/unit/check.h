@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The frame the kernel-facing unit tests share: a test is a function
  * returning true, or false after EXPECT() wrote why; run() prints PASS or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * BCC probe specifiers (toolkit/bccspec.c): each form read into its kind,
  * library and function; the one-sentence errors for bad ones; the splitting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests of kernel/btf.c (kernel types as sonde types) and of the providers
  * built on it: rawtracepoint (expanded, described and attached for real),

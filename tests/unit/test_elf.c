@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ELF reading (kernel/elf.c) and USDT argument decoding (probes/usdt.c).
  *

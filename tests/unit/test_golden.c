@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Golden code-generation tests: every tests/golden/NAME.bt is compiled with
  * the -d dump (AST, IR on virtual registers, final BPF instructions) and the

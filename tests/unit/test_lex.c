@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Lexer tests: program text -> the token stream written as one line.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests of outfile.c, the one way sonde writes a file a user names: what
  * each kind of target becomes (replaced whole, written in place, refused),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Parser tests, three tables:
  *  - source -> AST dump (the format of ast_dump(): one node per line,

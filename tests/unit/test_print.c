@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests for map printing (print.c), value and event formatting (format.c)
  * and format strings (printf_format.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests for src/render/: reading folded stacks in their three input forms,
  * writing them back, the JSON reader, the flame graph SVG (escaping, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Runtime tests on the real kernel, without the compiler: each case builds
  * a struct program by hand (maps, events, BEGIN/END programs written as raw

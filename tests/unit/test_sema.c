@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Semantic analysis unit tests: each program must fail to compile with the
  * given message at the given location (the first line of the diagnostic),

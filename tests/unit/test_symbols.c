@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests for symbolization (runtime/symbols.c) and for how stacks, ksym/usym
  * and buf() values are printed (runtime/format.c), plus the %s/%r checks of

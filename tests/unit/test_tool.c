@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Toolkit unit tests: the tool header parser, option values turned into
  * macros (and the one-sentence errors for bad ones), the text substitution

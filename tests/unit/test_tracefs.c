@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests of tracefs parsing, the probe registry and the tracepoint, interval,
  * profile, software and BEGIN/END providers, on the real kernel: format

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Builds the uprobe/usdt test programs into build/uprobe/ (run from the repo
 # root, or give the output directory as $1):
 #   target       non-PIE executable, linked to libtarget.so (rpath $ORIGIN)

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # End-to-end checks of uprobe, uretprobe and usdt on the real kernel (root).
 # Builds the test programs (build.sh), runs sonde against them and matches
 # the output. Run from the repo root after `make`; prints PASS/FAIL lines

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A shared library for uprobe tests: one exported function (see target.c). */
 __attribute__((noinline)) int target_lib_mul(int a, int b)
 {

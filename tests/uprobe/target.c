@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A program for uprobe tests: calls functions with known arguments in a
  * loop, slowly enough that a tracer attached after start-up still sees

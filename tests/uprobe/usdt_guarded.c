@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The semaphore-guarded USDT probe of usdt_target (see usdt_target.c).
  *

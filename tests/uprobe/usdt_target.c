@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A program with USDT probes for usdt tests (needs <sys/sdt.h>, Debian
  * package systemtap-sdt-dev).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end checks of libsonde-usdt and of sonde tracing it (root).
 
 Run from the repository root after `make` (which builds build/lib/):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A program with run-time USDT probes (libsonde-usdt) for tests/usdt/check.py.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python twin of usdt_app.c (same probes, values, protocol and
 output), through the sonde_usdt binding; see usdt_app.c.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libsonde-usdt without a tracer, built with -fsanitize=address by
  * tests/usdt/check.py: the errors the API promises, NULL given to every

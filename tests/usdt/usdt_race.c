@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Unloading a provider while threads fire its probe, in C, for
  * tests/usdt/check.py (built there with AddressSanitizer and run with sonde

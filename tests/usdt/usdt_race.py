@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Python binding's argument checks and close() racing with firing
 threads, for tests/usdt/check.py (run there with sonde attached).
 

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # case.sh: runs one tests/vm case inside the guest (run_all.py boots the guest
 # with `run-in-vm --writable DIR -- sh case.sh DIR START STOP TRACER ARGS...`).
 #

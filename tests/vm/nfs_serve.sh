@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # nfs_serve.sh EXPORT MOUNTPOINT: in the guest, serves the directory EXPORT
 # over NFSv4 on loopback and mounts it at MOUNTPOINT (for nfsslower). The
 # kernel's nfsd and nfsv4 modules ride in run-in-vm's initramfs unloaded

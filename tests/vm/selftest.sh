@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that tests/vm/run-in-vm gives a guest in which kprobes work.
 #
 # Each check boots the guest once (about 5 s under TCG) and prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * syscall_probe: makes a few system calls whose arguments and results are
  * known, so the vm cases can check exact values seen by kprobes, kretprobes,

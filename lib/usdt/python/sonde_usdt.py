@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """USDT probes defined at run time, for Python programs (libsonde-usdt).
 
     from sonde_usdt import Provider

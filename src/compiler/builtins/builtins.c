@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The builtin function table: every family's records; see builtins.h. */
 #include "family.h"
 

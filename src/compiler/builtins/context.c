@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin variables and functions, family: the probe's context. `args` (a
  * tracepoint's record, a function's typed arguments), arg0..arg15, retval,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a family file of builtins includes: the record type, and the parts
  * of semantic analysis and code generation a builtin's callbacks use.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Kernel: kernel symbol addresses (per-CPU ones too), which address
  * space an address belongs to (kptr, uptr), cgroup ids of paths, signals sent to the current process,

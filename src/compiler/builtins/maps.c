@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Maps as a whole or one element: delete, clear, zero, has_key, len;
  * pinned_has_key, an element of a map pinned by someone else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Networking: addresses printed as text and read from text (IP and
  * MAC addresses), byte order.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: the program's own command-line options.
  * getopt("name"[, default[, "description"]]) is current bpftrace's named

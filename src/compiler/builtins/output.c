@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Output: formatted lines, values and maps printed, commands run, the run ended.
  * Each call becomes a ring-buffer event that user space formats (runtime/format.c).

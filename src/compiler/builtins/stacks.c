@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Stacks and symbols: kernel and user stack traces taken in the kernel,
  * addresses resolved to symbols in user space, and symbols of the traced object resolved to

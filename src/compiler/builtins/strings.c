@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Strings and buffers: reading a string or raw bytes out of memory, comparing
  * strings, their length, and searching one in another.

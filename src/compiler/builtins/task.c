@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin variables, family: the current task. pid, tid, ppid, uid, gid,
  * username, comm, cgroup, curtask, and cpid (the child of -c CMD).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtins, family: Time: the wall-clock time printed, timestamps formatted in user space, and the
  * kernel's clocks (nsecs, nsecs(monotonic|boot|tai|sw_tai), elapsed, jiffies).

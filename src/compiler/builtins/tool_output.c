@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: Output for the ready-made tools: rows with JSON field names, lines
  * shown only when their message matches (trace -f), and whole maps printed the way BCC's tools

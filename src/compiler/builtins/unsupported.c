@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Builtin functions, family: the ones bpftrace 0.17 has that sonde does
  * not implement. Each is a record whose check says what is missing and

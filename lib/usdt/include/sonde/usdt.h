@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libsonde-usdt: USDT probes defined at run time.
  *
