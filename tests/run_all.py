@@ -250,6 +250,11 @@ def run_unit(report, args):
             report.result("FAIL", name, "no `N passed, N failed` line; exit %d\n%s\n%s"
                           % (proc.returncode, indent(out), indent(err)))
             continue
+        # a check that could not run says SKIP NAME: REASON, counted apart
+        for line in out.split("\n"):
+            if line.startswith("SKIP "):
+                report.result("SKIP", name + ": " + line[5:].split(":")[0],
+                              line[5:].partition(":")[2].strip())
         failing = [line for line in out.split("\n") if line.startswith("FAIL")]
         if failed or proc.returncode != 0:
             report.result("FAIL", name + " (%d passed, %d failed, exit %d)"
