@@ -26,16 +26,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <getopt.h>
-#include <linux/btf.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/diag.h"
@@ -45,8 +42,10 @@
 #include "compiler/compiler.h"
 #include "kernel/btf.h"
 #include "kernel/features.h"
+#include "probes/listing.h"
 #include "probes/provider.h"
 #include "render/commands.h"
+#include "runtime/child.h"
 #include "runtime/runtime.h"
 #include "serve/serve.h"
 #include "toolkit/tool.h"
@@ -491,132 +490,6 @@ static int parse_pid(const char *text, pid_t *pid)
 	return 0;
 }
 
-/* -c: the command's words (split at whitespace, no quoting, as bpftrace). */
-static char **split_command(const char *command)
-{
-	VEC(char *) words = { 0 };
-	const char *p = command;
-
-	for (;;) {
-		const char *start;
-
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p)
-			break;
-		start = p;
-		while (*p && !isspace((unsigned char)*p))
-			p++;
-		vec_push(&words, xstrndup(start, (size_t)(p - start)));
-	}
-	vec_push(&words, NULL);
-	return words.items;
-}
-
-static void free_words(char **words)
-{
-	for (char **word = words; word && *word; word++)
-		free(*word);
-	free(words);
-}
-
-/* Whether path is a file execve() could run: a regular file (access(X_OK)
- * alone also accepts directories) with execute permission. */
-static bool command_runnable(const char *path)
-{
-	struct stat file_status;
-
-	return stat(path, &file_status) == 0 && S_ISREG(file_status.st_mode) &&
-	       access(path, X_OK) == 0;
-}
-
-/* Whether execvp(name) could find an executable. */
-static bool command_exists(const char *name)
-{
-	const char *path = getenv("PATH");
-	bool found = false;
-	char *copy, *dir, *save;
-
-	if (strchr(name, '/'))
-		return command_runnable(name);
-	copy = xstrdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		char *candidate = xasprintf("%s/%s", *dir ? dir : ".", name);
-
-		found = command_runnable(candidate);
-		free(candidate);
-	}
-	free(copy);
-	return found;
-}
-
-/*
- * Forks the -c child stopped on a pipe. Returns its pid and the write end
- * of the pipe (one byte: go; end of file: give up), or -1 after printing.
- */
-static pid_t spawn_child(const char *command, int *release_fd)
-{
-	char **words = split_command(command);
-	int fds[2];
-	pid_t pid;
-
-	if (!words[0]) {
-		fprintf(stderr, "sonde: -c needs a command\n");
-		free_words(words);
-		return -1;
-	}
-	if (!command_exists(words[0])) {
-		fprintf(stderr, "sonde: -c: cannot run '%s': not an executable file\n", words[0]);
-		free_words(words);
-		return -1;
-	}
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		fprintf(stderr, "sonde: cannot create a pipe for -c: %s\n", strerror(errno));
-		free_words(words);
-		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "sonde: cannot fork for -c: %s\n", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		free_words(words);
-		return -1;
-	}
-	if (pid == 0) {
-		char go;
-		ssize_t got;
-
-		close(fds[1]);
-		do
-			got = read(fds[0], &go, 1);
-		while (got < 0 && errno == EINTR);
-		if (got != 1)
-			_exit(0);
-		close(fds[0]);
-		execvp(words[0], words);
-		fprintf(stderr, "sonde: cannot run '%s': %s\n", words[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[0]);
-	free_words(words);
-	*release_fd = fds[1];
-	return pid;
-}
-
-/* Lets a child that will not be released go, and reaps it. */
-static void abandon_child(pid_t pid, int release_fd)
-{
-	int status;
-
-	if (release_fd >= 0)
-		close(release_fd);
-	if (pid > 0)
-		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-			;
-}
-
 /*
  * Without the privileges to load BPF, tracefs, kallsyms' addresses and the
  * rest fail each in its own way: say the one sentence that matters first,
@@ -633,113 +506,6 @@ static bool have_privileges(void)
 		return false;
 	}
 	return true;
-}
-
-/* One provider's -l answer, through list_process when -p gave a pid and
- * the provider has one; its error printed here, providers never print. */
-static int list_provider(const struct provider *provider, const char *pattern, pid_t pid,
-			 bool verbose)
-{
-	char *error = NULL;
-	int status = 0;
-
-	if (pid && provider->list_process)
-		status = provider->list_process(pattern, pid, verbose, stdout, &error);
-	else if (provider->list)
-		status = provider->list(pattern, verbose, stdout, &error);
-	if (status < 0 && error)
-		fprintf(stderr, "sonde: %s\n", error);
-	free(error);
-	return status;
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * -l 'struct task_struct' (or 'union ...', 'enum ...', wildcards allowed):
- * the kernel's types of that name, as bpftrace lists them: the names, and
- * with -v their C definitions. Nothing when no type matches.
- */
-static int list_types(const char *pattern, bool verbose)
-{
-	const char *space = strchr(pattern, ' ');
-	char *keyword = xstrndup(pattern, (size_t)(space - pattern));
-	const char *name_pattern = space + 1;
-	int kinds[2] = { strcmp(keyword, "struct") == 0 ? BTF_KIND_STRUCT
-			 : strcmp(keyword, "union") == 0 ? BTF_KIND_UNION : BTF_KIND_ENUM,
-			 strcmp(keyword, "enum") == 0 ? BTF_KIND_ENUM64 : -1 };
-	VEC(char *) names = { 0 };
-
-	for (int k = 0; k < 2 && kinds[k] >= 0; k++) {
-		btf_name_list found = { 0 };
-		if (btf_list_names(kinds[k], "", false, &found) == 0) {
-			for (int i = 0; i < found.count; i++)
-				if (fnmatch(name_pattern, found.items[i].name, 0) == 0)
-					vec_push(&names, xasprintf("%s %s", keyword, found.items[i].name));
-		}
-		btf_name_list_free(&found);
-	}
-	if (names.count > 1)
-		qsort(names.items, (size_t)names.count, sizeof(*names.items), compare_strings);
-	for (int i = 0; i < names.count; i++) {
-		if (i > 0 && strcmp(names.items[i], names.items[i - 1]) == 0)
-			continue;
-		char *text = NULL;
-		if (!verbose)
-			printf("%s\n", names.items[i]);
-		else if (btf_type_definition(names.items[i], &text) == 0)
-			fputs(text, stdout);
-		free(text);
-	}
-	for (int i = 0; i < names.count; i++)
-		free(names.items[i]);
-	free(names.items);
-	free(keyword);
-	return 0;
-}
-
-/*
- * -l [pattern]: a pattern that starts with a provider's name or alias goes
- * to that provider only (spelled with the canonical name, which is what
- * providers match against); any other pattern goes to every provider, and
- * one without a wildcard matches names that contain it. With -p, providers
- * that can list the probes of one process (usdt) list those instead.
- */
-static int list_probes(const char *pattern, pid_t pid, bool verbose)
-{
-	const char *colon = pattern ? strchr(pattern, ':') : NULL;
-	int status = 0;
-
-	if (pattern && (strncmp(pattern, "struct ", 7) == 0 || strncmp(pattern, "union ", 6) == 0 ||
-			strncmp(pattern, "enum ", 5) == 0))
-		return list_types(pattern, verbose);
-
-	if (colon) {
-		char *name = xstrndup(pattern, (size_t)(colon - pattern));
-		const struct provider *provider = provider_lookup(name);
-
-		free(name);
-		if (provider) {
-			char *canonical = xasprintf("%s%s", provider->name, colon);
-
-			status = list_provider(provider, canonical, pid, verbose);
-			free(canonical);
-			return status < 0 ? 1 : 0;
-		}
-	}
-	char *search = NULL;
-
-	if (pattern && !has_wildcard(pattern))
-		search = xasprintf("*%s*", pattern);
-	for (const struct provider *const *p = provider_table; *p; p++) {
-		if (list_provider(*p, search ? search : pattern, pid, verbose) < 0)
-			status = 1;
-	}
-	free(search);
-	return status;
 }
 
 /* -l with a program: the probes it would attach. */
@@ -1089,8 +855,17 @@ int main(int argc, char **argv)
 			}
 			if (cli.pid_text && parse_pid(cli.pid_text, &list_pid) < 0)
 				return 1;
-			return list_probes(cli.arg_count > 0 ? cli.args[0] : NULL, list_pid,
-					   cli.verbose > 0);
+			struct strbuf errors;
+			strbuf_init(&errors);
+			int status = probes_list(cli.arg_count > 0 ? cli.args[0] : NULL, list_pid,
+						 cli.verbose > 0, stdout, &errors);
+			fflush(stdout);
+			for (char *line = errors.data, *end; line && *line; line = end + 1) {
+				end = strchr(line, '\n');
+				fprintf(stderr, "sonde: %.*s\n", (int)(end - line), line);
+			}
+			strbuf_free(&errors);
+			return status;
 		}
 		cli.program_path = cli.args[0];
 		cli.args++;
@@ -1144,8 +919,12 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	source.text = text;
 
 	if (cli.command && !cli.list) {
-		child_pid = spawn_child(cli.command, &release_fd);
+		char *child_error = NULL;
+
+		child_pid = child_spawn(cli.command, &release_fd, &child_error);
 		if (child_pid < 0) {
+			fprintf(stderr, "sonde: %s\n", child_error);
+			free(child_error);
 			free(text);
 			return 1;
 		}
@@ -1181,7 +960,7 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 	memset(&program, 0, sizeof(program));
 	diag_init(&diag, &source, stderr);
 	if (compile_program(&source, &compile_options, &program, &diag) < 0) {
-		abandon_child(child_pid, release_fd);
+		child_abandon(child_pid, release_fd);
 		goto done;
 	}
 	bool wants_help = false;
@@ -1201,12 +980,12 @@ static int run_program(const struct cli *cli_in, char *text, const char *filenam
 			known.length ? "it reads " : "it reads no named options",
 			known.length ? known.data : "");
 		strbuf_free(&known);
-		abandon_child(child_pid, release_fd);
+		child_abandon(child_pid, release_fd);
 		goto done;
 	}
 	if (wants_help) {
 		print_program_options(&program);
-		abandon_child(child_pid, release_fd);
+		child_abandon(child_pid, release_fd);
 		status = 0;
 		goto done;
 	}
