@@ -348,7 +348,7 @@ static void test_flamegraph(void)
 
 	struct { struct flamegraph_options options; const char *error; } bad[] = {
 		{ { .width = 20 }, "error: --width 20 is out of range (100 to 100000 pixels)" },
-		{ { .min_width = -1 }, "error: --minwidth -1 cannot be negative" },
+		{ { .min_width = -1 }, "error: --minwidth -1 is out of range (0 to 100000 pixels)" },
 		{ { .colors = "rainbow" }, "error: --colors 'rainbow' is not a palette (hot, mem, io, "
 					   "java, js, perl, red, green, blue, aqua, yellow, purple, orange)" },
 	};
