@@ -43,7 +43,7 @@ static const char flamegraph_usage[] =
 	"                    red where a frame grew, blue where it shrank\n"
 	"  --folded          write the merged folded stacks instead of the SVG (with\n"
 	"                    --reverse: reversed); the picture's options do not apply\n"
-	"  --max-input BYTES read at most BYTES of input (default 1G; K, M, G suffixes)\n"
+	"  --max-input BYTES read at most BYTES of input (default 256M; K, M, G suffixes)\n"
 	"  -h, --help        show this help\n"
 	"\n"
 	"Counts must add up to at most 2^63-1. Names that are not UTF-8 or hold\n"
@@ -62,7 +62,7 @@ static const char heatmap_usage[] =
 	"options:\n"
 	"  --title TEXT       title (default \"Latency Heat Map\")\n"
 	"  --width N          width in pixels (default 1200)\n"
-	"  --max-input BYTES  read at most BYTES of input (default 1G; K, M, G suffixes)\n"
+	"  --max-input BYTES  read at most BYTES of input (default 256M; K, M, G suffixes)\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"Only the buckets a histogram printed are drawn; the rest is white. Gaps\n"
@@ -83,10 +83,11 @@ enum command_option {
 	OPT_MAX_INPUT,
 };
 
-/* What a renderer reads at most unless --max-input says otherwise: more
- * than a day of histograms each second, or a long perf script, yet an
- * endless /dev/zero stops here instead of at the end of memory. */
-#define COMMAND_INPUT_DEFAULT (1ull << 30)
+/* What a renderer reads at most unless --max-input says otherwise: days
+ * of histograms printed each second, or millions of folded stacks, yet an
+ * endless /dev/zero stops here (in a second, at this much memory) instead
+ * of at the end of memory. */
+#define COMMAND_INPUT_DEFAULT (256ull << 20)
 
 static int command_fail(const char *command, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -227,16 +228,16 @@ int flamegraph_command(int argc, char **argv)
 	size_t limit = COMMAND_INPUT_DEFAULT;
 	struct strbuf out;
 	char *error = NULL;
-	int option, status;
+	int option, status, index;
 	double number;
 
 	opterr = 0;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":h", long_options, &index)) != -1) {
 		if (option == OPT_TITLE || option == OPT_SUBTITLE || option == OPT_COLORS ||
 		    option == OPT_COUNTNAME || option == OPT_INVERTED || option == OPT_WIDTH ||
 		    option == OPT_MINWIDTH)
-			picture_option = argv[optind - 1];
+			picture_option = long_options[index].name;
 		switch (option) {
 		case OPT_TITLE: options.title = optarg; break;
 		case OPT_SUBTITLE: options.subtitle = optarg; break;
@@ -272,7 +273,7 @@ int flamegraph_command(int argc, char **argv)
 		return command_fail("flamegraph", "--folded cannot write a differential profile "
 				    "(--diff): write each profile with --folded");
 	if (folded && picture_option)
-		return command_fail("flamegraph", "--folded writes stacks, not a picture: %s does "
+		return command_fail("flamegraph", "--folded writes stacks, not a picture: --%s does "
 				    "not apply", picture_option);
 	if (!folded && flamegraph_check_options(&options, &error)) {
 		command_fail("flamegraph", "%s", error);
