@@ -2066,6 +2066,70 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
     return "PASS", details
 
 
+RENDER_HOSTILE = [
+    # (what, argv after the binary, stdin, (element, attribute or None, text) to find)
+    ("a frame name that is not UTF-8", ["flamegraph"], b"bash;a\xffb;main 5\n",
+     ("g", "data-name", "a\\xffb")),
+    ("an encoded surrogate, U+FFFE, U+FFFF, a C0 and a C1 control",
+     ["flamegraph"], b"s;\xed\xa0\x80;\xef\xbf\xbe;\xef\xbf\xbf;t\x01;\xc2\x85 1\n",
+     ("g", "data-name", "\\xed\\xa0\\x80")),
+    ("a title that is not UTF-8", ["flamegraph", "--title", b"\xff", "--subtitle", b"\xef\xbf\xbf"],
+     b"a;b 1\n", ("text", None, "\\xff")),
+    ("script in --countname", ["flamegraph", "--countname",
+                               "</title><script>document.title='injected'</script><title>"],
+     b"a;b 1\n", ("title", None, "b (1 </title><script>document.title='injected'</script>"
+                   "<title>, 100.00%)")),
+    ("& in --countname", ["flamegraph", "--countname", "a&b"], b"a;b 1\n",
+     ("title", None, "b (1 a&b, 100.00%)")),
+    ("a map's frames and comm not UTF-8", ["flamegraph"],
+     b"@[\n    f\xfe+1\n    main+2\n, co\xffmm]: 3\n", ("g", "data-name", "co\\xffmm")),
+    ("perf script not UTF-8", ["flamegraph"],
+     b"pr\xc3 1234 [001] 1.0: cycles:\n\t55d0c2a1513d h\xffot+0x14 (/tmp/prog)\n\n",
+     ("g", "data-name", "h\\xffot")),
+    ("heat map labels, unit and title not UTF-8", ["heatmap", "--title", b"\xff<"],
+     b'{"type": "time", "data": "\xff\\ud800\\ufffe"}\n'
+     b'{"unit": "\\udfff<b>&", "buckets": [{"low": 0, "high": 1, "count": 1}]}\n',
+     # a lone surrogate in JSON is U+FFFD, a character like any other
+     ("title", None, "\\xff\ufffd\\xef\\xbf\\xbe, 0-1 \ufffd<b>&, 1")),
+]
+
+
+def special_render_wellformed(binary, testing_bpftrace, sanitized):
+    """Every text entering a picture is escaped: each hostile input gives an
+    SVG that python's XML parser reads, with the one script sonde wrote and
+    the hostile text shown as text (bytes that are not UTF-8 as \\xNN)."""
+    import xml.dom.minidom
+    if testing_bpftrace:
+        return "SKIP", "sonde's renderers"
+    problems = []
+    env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
+    for what, argv, stdin, (element, attribute, text) in RENDER_HOSTILE:
+        proc = subprocess.run([binary] + argv, input=stdin, capture_output=True, timeout=60, env=env)
+        err = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0 or SANITIZER_RE.search(err):
+            problems.append("%s: exit %d\n%s" % (what, proc.returncode, indent(err)))
+            continue
+        try:
+            document = xml.dom.minidom.parseString(proc.stdout)
+        except Exception as error:
+            problems.append("%s: not well-formed XML: %s" % (what, error))
+            continue
+        scripts = document.getElementsByTagName("script")
+        if len(scripts) != 1:
+            problems.append("%s: %d script elements, expected sonde's one" % (what, len(scripts)))
+        found = []
+        for node in document.getElementsByTagName(element):
+            found.append(node.getAttribute(attribute) if attribute else
+                         "".join(child.data for child in node.childNodes
+                                 if child.nodeType == child.TEXT_NODE))
+        if not any(text in value for value in found):
+            problems.append("%s: no <%s> %s holds %r; found %r" % (
+                what, element, attribute or "text", text, found[:8]))
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "%d hostile inputs, each a well-formed SVG" % len(RENDER_HOSTILE)
+
+
 def run_special(report, args, binaries, testing_bpftrace):
     # tests of the tree rather than of one binary (the normal build): run once
     once = [("special/install", special_install), ("special/completion", special_completion),
@@ -2110,6 +2174,8 @@ def run_special(report, args, binaries, testing_bpftrace):
              ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s)),
              ("special/usdt-library", lambda b, s: special_usdt_library(b, testing_bpftrace, s)),
              ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s)),
+             ("special/render-svg-well-formed",
+              lambda b, s: special_render_wellformed(b, testing_bpftrace, s)),
              ("special/profile-known-chain",
               lambda b, s: special_known_chain(b, testing_bpftrace, s, "profile")),
              ("special/offcputime-known-chain",
