@@ -2248,7 +2248,7 @@ def svg_problems(text):
     import xml.etree.ElementTree as ElementTree
     problems = []
     try:
-        ElementTree.fromstring(text.encode())
+        ElementTree.fromstring(text.encode("utf-8", "surrogateescape"))
     except ElementTree.ParseError as error:
         problems.append("not well-formed XML: %s" % error)
     urls = set(re.findall(r'\b(?:https?|ftp|file|data):[^"\s<]*|\bhref=[^\s>]*|url\([^)]*\)|@import', text))
@@ -2260,16 +2260,22 @@ def svg_problems(text):
 
 def render(binaries, argv, input_text):
     """Runs `sonde ARGV` with every build; they must agree, and the sanitizer
-    build must stay quiet. Returns the normal build's stdout."""
+    build must stay quiet. Returns the normal build's stdout. input_text is
+    str or bytes."""
+    if isinstance(input_text, str):
+        input_text = input_text.encode()
     outputs = []
     for binary, label, sanitized in binaries:
         env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
-        proc = subprocess.run([binary] + argv, input=input_text, capture_output=True, text=True,
+        # bytes in, bytes out (argv may hold bytes too)
+        proc = subprocess.run([binary] + argv, input=input_text, capture_output=True,
                               timeout=60, env=env)
-        if proc.returncode != 0 or SANITIZER_RE.search(proc.stderr):
-            raise RuntimeError("%s %s failed (%d):\n%s" % (label, " ".join(argv), proc.returncode,
-                                                           indent(proc.stderr)))
-        outputs.append(proc.stdout)
+        stderr = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0 or SANITIZER_RE.search(stderr):
+            raise RuntimeError("%s %r failed (%d):\n%s" % (label, argv, proc.returncode,
+                                                           indent(stderr)))
+        # undecodable bytes kept (surrogateescape) for the XML parser to reject
+        outputs.append(proc.stdout.decode("utf-8", "surrogateescape"))
     if any(output != outputs[0] for output in outputs):
         raise RuntimeError("the builds drew different pictures for %s" % " ".join(argv))
     return outputs[0]
@@ -2365,6 +2371,39 @@ def browser_flamegraph(binaries, tmp):
     return "PASS", "flame_hot %.1f%% of %d samples" % (100 * share, total)
 
 
+def browser_flamegraph_hostile(binaries, tmp):
+    """Frame names and options that once broke the picture or ran script:
+    the page must parse, draw every frame with its name as text, and no
+    script but sonde's may run."""
+    problems = []
+    injection = ("</title><script>document.documentElement.setAttribute('data-injected', '1');"
+                 "window.injected = 1;</script><title>")
+    folded = (b"prog;main;a\xffb 30\nprog;main;<script>window.injected = 2</script> 20\n"
+              b"prog;main;\xef\xbf\xbe&amp 5\nprog;main;hot 45\n")
+    svg_text = render(binaries, ["flamegraph", "--title", b"\xff <T>", "--countname", injection],
+                      folded)
+    problems += svg_problems(svg_text)
+    svg_path = os.path.join(tmp, "hostile.svg")
+    with open(svg_path, "w", errors="surrogateescape") as handle:
+        handle.write(svg_text)
+    page = browser_page("check_flamegraph.html", svg_path, frame="hot")
+    names = sorted(page.get("names") or [])
+    expect = [("an error", page.get("error"), None),
+              ("a parser error", page.get("parserError"), 0),
+              ("script that ran", page.get("injected"), None),
+              ("frames drawn", names, sorted(["all", "prog", "main", "a\\xffb", "hot",
+                                              "<script>window.injected = 2</script>",
+                                              "\\xef\\xbf\\xbe&amp"])),
+              ("hot's title", page.get("title"), "hot (45 %s, 45.00%%)" % injection),
+              ("details line on hover", page.get("details"), "hot (45 %s, 45.00%%)" % injection)]
+    for what, got, want in expect:
+        if got != want:
+            problems.append("%s: %r, expected %r" % (what, got, want))
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "%d frames, names and --countname shown as text" % len(names)
+
+
 def browser_heatmap(binaries, tmp):
     """Reads of two known sizes in two intervals, drawn and read back."""
     problems = []
@@ -2431,6 +2470,7 @@ def browser_heatmap(binaries, tmp):
 
 def run_browser(report, args, binaries):
     tests = [("browser/flamegraph-profile", browser_flamegraph),
+             ("browser/flamegraph-hostile-names", browser_flamegraph_hostile),
              ("browser/heatmap-read-sizes", browser_heatmap)]
     binaries = [b for b in binaries if os.path.exists(b[0])]
     for name, test in tests:
