@@ -65,9 +65,10 @@ static const char heatmap_usage[] =
 	"  --max-input BYTES  read at most BYTES of input (default 256M; K, M, G suffixes)\n"
 	"  -h, --help         show this help\n"
 	"\n"
-	"Only the buckets a histogram printed are drawn; the rest is white. Gaps\n"
-	"between bucket ranges are filled with empty rows up to 4096 rows in all;\n"
-	"past that, a gap is one row (the picture says so).\n";
+	"Past 20,000 cells more than the buckets read, only the buckets printed\n"
+	"are drawn, on white. Gaps between bucket ranges are filled with empty\n"
+	"rows up to 4096 rows in all; past that, a gap is one row (the picture\n"
+	"says so).\n";
 
 enum command_option {
 	OPT_TITLE = 256,

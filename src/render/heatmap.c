@@ -8,7 +8,7 @@
  * event is still visible next to thousands.
  *
  * What is drawn is bounded by what was read: every cell of the grid while
- * there are at most twice as many as buckets read (or 20,000), else a cell
+ * there are at most 20,000 more than buckets read, else a cell
  * for each bucket a column printed on a white background (rows times
  * intervals must not multiply out), rows for the gaps
  * between ranges only up to HEAT_ROWS_MAX in all (a wider gap is one row,
@@ -42,7 +42,7 @@
 #define HEAT_LABELS_MAX 20
 #define HEAT_ROWS_MAX 4096    /* gap rows stop here: wider gaps are one row each */
 #define HEAT_COMPACT_MIN 64   /* a column's buckets are merged past this many */
-#define HEAT_DENSE_CELLS 20000 /* every cell is drawn up to this many (or twice the buckets read) */
+#define HEAT_DENSE_CELLS 20000 /* every cell is drawn up to this many more than buckets read */
 
 /* a + b, stopping at UINT64_MAX: a count that large is already a lie,
  * but it must not become a small one */
@@ -516,10 +516,9 @@ int heatmap_svg(const struct heatmap *map, const struct heatmap_options *options
 			      HEAT_ROWS_MAX);
 	/* cells, the lowest bucket at the bottom: every row of every column
 	 * (an empty cell still names its interval and range on hover) while
-	 * that is not much more than what was read; past that, the buckets
+	 * that is at most 20,000 more than what was read; past that, the buckets
 	 * each column printed, on the white background */
-	dense = (uint64_t)row_count * (uint64_t)columns <=
-		(buckets_read > HEAT_DENSE_CELLS / 2 ? 2 * buckets_read : HEAT_DENSE_CELLS);
+	dense = (uint64_t)row_count * (uint64_t)columns <= buckets_read + HEAT_DENSE_CELLS;
 	strbuf_puts(out, "<g id=\"cells\">\n");
 	for (int i = 0; i < columns; i++) {
 		const struct heatmap_column *column = &merged[i];
