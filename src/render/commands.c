@@ -68,7 +68,7 @@ static const char heatmap_usage[] =
 	"Past 20,000 cells more than the buckets read, only the buckets printed\n"
 	"are drawn, on white. Gaps between bucket ranges are filled with empty\n"
 	"rows up to 4096 rows in all; past that, a gap is one row (the picture\n"
-	"says so).\n";
+	"says so). A line (a record) holds at most 1048576 JSON values.\n";
 
 enum command_option {
 	OPT_TITLE = 256,
