@@ -2066,6 +2066,65 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
     return "PASS", details
 
 
+def special_render_costs(sonde, testing_bpftrace, sanitized):
+    """The renderers' costs stay bounded by their input (issue 19): each
+    input that once cost without bound must finish (drawn, or refused with
+    its sentence) within its time and peak RSS, on a busy 2-core machine,
+    the sanitizer build with three times the time and its own memory.
+    Measured here (normal / ASan): gap 0.02 s 3 MB / 0.07 s 18 MB;
+    distinct 0.9 s 133 MB / 3.9 s 407 MB; maps 0.13 s 34 MB / 0.5 s 73 MB;
+    wide 0.3 s 138 MB / 1.7 s 234 MB; /dev/zero 0.3 s 264 MB / 0.9 s 830 MB.
+    The old build: 20 s and 1.4 GB, 29 s, over 60 s (killed), 1.55 GB, and
+    /dev/zero read until memory ran out (24 GB here: do not run this case
+    against it on a shared machine)."""
+    if testing_bpftrace:
+        return "SKIP", "sonde's renderers"
+    tmp = tempfile.mkdtemp(prefix="sonde-render-costs-")
+    env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
+    slack = 3 if sanitized else 1
+
+    def write(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    gap = write("gap.json", json.dumps({"buckets": [{"low": 2, "high": 2, "count": 5},
+                                                    {"low": 4097, "high": 4097, "count": 3}]})
+                + "\n" + "".join(json.dumps({"type": "time", "data": "t%d" % i}) + "\n"
+                                 for i in range(2000)))
+    distinct = write("distinct.json", json.dumps({"buckets": [
+        {"low": 2 * i, "high": 2 * i, "count": 1} for i in range(200000)]}) + "\n")
+    maps = write("maps.txt", "".join("@%s[\n    f%d+1\n    main+2\n, comm]: 1\n" % ("ab"[i % 2], i)
+                                     for i in range(40000)))
+    wide = write("wide.json", '{"buckets": [' + ",".join(["0"] * 15000000) + "]}\n")
+    # (label, argv, stdin, exit status, seconds, MiB normal, MiB sanitized)
+    cases = [("buckets 2 and 4097, 2,000 empty intervals", ["heatmap", gap], None, 0, 1, 50, 100),
+             ("200,000 distinct buckets in one record", ["heatmap", distinct], None, 0, 5, 300, 800),
+             ("40,000 entries alternating between two maps", ["flamegraph", maps], None, 0, 2,
+              100, 200),
+             ("a 30 MB line of 15 million values", ["heatmap", wide], None, 1, 3, 300, 500),
+             ("flamegraph of /dev/zero", ["flamegraph"], "dev-zero", 1, 3, 300, 1100),
+             ("heatmap of /dev/zero", ["heatmap", "/dev/zero"], None, 1, 3, 300, 1100)]
+    problems, measured = [], []
+    try:
+        for label, argv, stdin, status, seconds, mb, asan_mb in cases:
+            limit_mb = asan_mb if sanitized else mb
+            code, elapsed, rss, stderr = limits_run([sonde] + argv, env, stdin, timeout=60)
+            measured.append("%s: %.2f s, %d KiB" % (label, elapsed, rss))
+            if code != status or SANITIZER_RE.search(stderr):
+                problems.append("%s: exit %d, expected %d\n%s" % (label, code, status,
+                                                                   indent(stderr[-2000:])))
+            if elapsed > seconds * slack:
+                problems.append("%s: took %.2f s (limit %d s)" % (label, elapsed, seconds * slack))
+            if rss < 0 or rss > limit_mb * 1024:
+                problems.append("%s: peak RSS %d KiB (limit %d MiB)" % (label, rss, limit_mb))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join(problems + measured)
+    return "PASS", "; ".join(measured)
+
+
 RENDER_HOSTILE = [
     # (what, argv after the binary, stdin, (element, attribute or None, text) to find)
     ("a frame name that is not UTF-8", ["flamegraph"], b"bash;a\xffb;main 5\n",
@@ -2174,6 +2233,8 @@ def run_special(report, args, binaries, testing_bpftrace):
              ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s)),
              ("special/usdt-library", lambda b, s: special_usdt_library(b, testing_bpftrace, s)),
              ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s)),
+             ("special/render-costs-bounded",
+              lambda b, s: special_render_costs(b, testing_bpftrace, s)),
              ("special/render-svg-well-formed",
               lambda b, s: special_render_wellformed(b, testing_bpftrace, s)),
              ("special/profile-known-chain",
