@@ -10,7 +10,7 @@ binaries on the real kernel. The same numbers go to bench/results/latest.json.
     sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
     sudo python3 bench/run.py --only tools --tools execsnoop
-    sudo python3 bench/run.py --only render   # the renderers alone, about a minute
+    sudo python3 bench/run.py --only render   # the renderers alone, under a minute
 
 The groups (see bench/README.md for what each one means):
 
