@@ -146,15 +146,19 @@ static void flame_lay_out(const struct folded_set *now, const struct folded_set 
 
 	for (int i = 0; i < now->stacks.count; i++) {
 		int position = then ? folded_find(then, now->stacks.items[i].frames) : -1;
-		int frames = 2;
+		size_t frames = 2;
 
 		stacks[i].frames = now->stacks.items[i].frames;
 		stacks[i].count = now->stacks.items[i].count;
 		stacks[i].before = position >= 0 ? then->stacks.items[position].count : 0;
 		for (const char *c = stacks[i].frames; *c; c++)
 			frames += *c == ';';
-		if (frames + 1 > path_capacity)
-			path_capacity = frames + 1;
+		/* frames deeper than any drawn are not laid out (a one-stack
+		 * input of 10^8 frames costs no node for each); the one level past
+		 * FLAME_DEPTH_MAX that is tells the picture to say so */
+		if (frames + 1 > (size_t)path_capacity)
+			path_capacity = frames + 1 > FLAME_DEPTH_MAX + 2 ? FLAME_DEPTH_MAX + 2 :
+					(int)frames + 1;
 	}
 	qsort(stacks, now->stacks.count, sizeof(*stacks), flame_stack_compare);
 	path = xcalloc(path_capacity, sizeof(*path));
