@@ -10,6 +10,7 @@ binaries on the real kernel. The same numbers go to bench/results/latest.json.
     sudo python3 bench/run.py --quick    fewer repetitions (under 3 minutes)
     sudo python3 bench/run.py --only startup,kernel
     sudo python3 bench/run.py --only tools --tools execsnoop
+    sudo python3 bench/run.py --only render   # the renderers alone, under a minute
 
 The groups (see bench/README.md for what each one means):
 
@@ -29,6 +30,8 @@ The groups (see bench/README.md for what each one means):
             while events are counted (p99, errors, RSS, events lost)
   usdt      libsonde-usdt: ns per disabled and per enabled (traced) fire(),
             in C (against <sys/sdt.h>) and in Python
+  render    sonde flamegraph and sonde heatmap on 10^5 and 2x10^5 stacks or
+            intervals: time, peak RSS, and their growth between the sizes
 
 The tracers' programs are found through /proc/PID/fdinfo: every BPF program
 file descriptor a tracer holds shows prog_id, prog_type, run_time_ns and
@@ -1402,6 +1405,88 @@ def bench_vm(workdir, results):
                         {"sonde": [run.get(key)], "bpftrace": []}, None)
 
 
+# ---------------------------------------------------------------- render
+
+RENDER_SIZES = (100000, 200000)
+
+
+def render_inputs(workdir, size):
+    """Deterministic inputs of size stacks / intervals: folded stacks (8 to
+    23 frames from 2,000 names, every stack distinct), the same as a
+    bpftrace map of two stacks and a comm alternating between two maps, and
+    a JSON stream of one hist record (8 power-of-two buckets, drifting) and
+    one time record per interval."""
+    import random
+    rng = random.Random(size)
+    names = ["fn_%d" % i for i in range(2000)]
+    paths = {}
+    folded, maps, heat = [], [], []
+    for i in range(size):
+        depth = rng.randint(8, 23)
+        frames = [rng.choice(names) for _ in range(depth - 1)] + ["leaf_%d" % i]
+        count = rng.randint(1, 1000)
+        folded.append("app;%s %d\n" % (";".join(frames), count))
+        user = "".join("    %s+%d\n" % (f, rng.randint(1, 300)) for f in reversed(frames[:depth // 2]))
+        kernel = "".join("    %s+%d\n" % (f, rng.randint(1, 300)) for f in reversed(frames[depth // 2:]))
+        maps.append("@%s[\n%s, \n%s, app]: %d\n" % ("ab"[i % 2], kernel, user, count))
+        low = 1 << (i % 7)
+        buckets = ", ".join('{"min": %d, "max": %d, "count": %d}' % (low << k, (low << (k + 1)) - 1,
+                                                                       rng.randint(0, 500))
+                            for k in range(8))
+        heat.append('{"type": "time", "data": "%02d:%02d:%02d\\n"}\n'
+                    '{"type": "hist", "data": {"@usecs": [%s]}}\n'
+                    % (i // 3600 % 24, i // 60 % 60, i % 60, buckets))
+    for kind, lines in (("folded", folded), ("map", maps), ("json", heat)):
+        paths[kind] = os.path.join(workdir, "render-%d.%s" % (size, kind))
+        with open(paths[kind], "w") as f:
+            f.writelines(lines)
+    return paths
+
+
+def render_run(argv, workdir):
+    """Wall seconds, CPU seconds (user + system) and peak RSS (KiB) of one
+    `sonde ARGV > /dev/null`, through GNU time (see peak_rss for why not
+    wait4 from here)."""
+    report = os.path.join(workdir, "render-time")
+    subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", report, SONDE] + argv,
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(report) as f:
+        wall, user, system, kib = f.read().split()[-4:]
+    return float(wall), float(user) + float(system), int(kib)
+
+
+def bench_render(reps, workdir, results):
+    """sonde flamegraph (folded stacks and a map of stacks) and sonde heatmap
+    at two sizes in the same run: time and peak RSS at each, and the ratio
+    of CPU times and of memory against the ratio of sizes, which is 2 here,
+    so linear growth shows as about 2 (n log n a little more). CPU time,
+    not wall time, makes the ratio: on a busy machine the wall time waits
+    for a core. sonde only."""
+    small, large = RENDER_SIZES
+    inputs = {size: render_inputs(workdir, size) for size in RENDER_SIZES}
+    for label, argv, kind, unit in (("flamegraph, folded", ["flamegraph"], "folded", "stacks"),
+                                    ("flamegraph, map of 2 stacks", ["flamegraph"], "map",
+                                     "entries"),
+                                    ("heatmap, hist JSON", ["heatmap"], "json", "intervals")):
+        measured = {}
+        for size in RENDER_SIZES:
+            runs = [render_run(argv + ["--max-input", "4G", inputs[size][kind]], workdir)
+                    for _ in range(reps)]
+            measured[size] = runs
+            mb = os.path.getsize(inputs[size][kind]) / 1e6
+            results.add("render", "%s, %d %s (%.0f MB): wall time" % (label, size, unit, mb),
+                        "s", {"sonde": [r[0] for r in runs], "bpftrace": []}, None)
+            results.add("render", "%s, %d %s: CPU time" % (label, size, unit), "s",
+                        {"sonde": [r[1] for r in runs], "bpftrace": []}, None)
+            results.add("render", "%s, %d %s: peak RSS" % (label, size, unit), "KiB",
+                        {"sonde": [r[2] for r in runs], "bpftrace": []}, None)
+        for what, index in (("CPU time", 1), ("peak RSS", 2)):
+            before = median([r[index] for r in measured[small]])
+            after = median([r[index] for r in measured[large]])
+            results.add("render", "%s: %s at %dx the size" % (label, what, large // small), "x",
+                        {"sonde": [after / before if before else None], "bpftrace": []}, None)
+
+
 # ---------------------------------------------------------------- table
 
 class Results:
@@ -1478,7 +1563,7 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, < 3 minutes")
     parser.add_argument("--only",
                         default="startup,kernel,syscalls,dd,delivery,footprint,tools,profile,"
-                        "scale,serve,usdt,vm",
+                        "scale,serve,usdt,render,vm",
                         help="comma-separated groups to run (--quick leaves out vm unless "
                         "named here)")
     parser.add_argument("--scale-sonde-only", action="store_true",
@@ -1549,6 +1634,9 @@ def main():
         if "usdt" in groups:
             log("usdt library")
             bench_usdt(2 if args.quick else 5, workdir, results, args.quick)
+        if "render" in groups:
+            log("render (flamegraph, heatmap)")
+            bench_render(1 if args.quick else 3, workdir, results)
     finally:
         write_sysctl("kernel.bpf_stats_enabled", stats_before)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -2336,6 +2336,129 @@ def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
     return "PASS", details
 
 
+def special_render_costs(sonde, testing_bpftrace, sanitized):
+    """The renderers' costs stay bounded by their input (issue 19): each
+    input that once cost without bound must finish (drawn, or refused with
+    its sentence) within its time and peak RSS, on a busy 2-core machine,
+    the sanitizer build with three times the time and its own memory.
+    Measured here (normal / ASan): gap 0.02 s 3 MB / 0.07 s 18 MB;
+    distinct 0.9 s 133 MB / 3.9 s 407 MB; maps 0.13 s 34 MB / 0.5 s 73 MB;
+    wide 0.3 s 138 MB / 1.7 s 234 MB; /dev/zero 0.3 s 264 MB / 0.9 s 830 MB.
+    The old build: 20 s and 1.4 GB, 29 s, over 60 s (killed), 1.55 GB, and
+    /dev/zero read until memory ran out (24 GB here: do not run this case
+    against it on a shared machine)."""
+    if testing_bpftrace:
+        return "SKIP", "sonde's renderers"
+    tmp = tempfile.mkdtemp(prefix="sonde-render-costs-")
+    env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
+    slack = 3 if sanitized else 1
+
+    def write(name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+    gap = write("gap.json", json.dumps({"buckets": [{"low": 2, "high": 2, "count": 5},
+                                                    {"low": 4097, "high": 4097, "count": 3}]})
+                + "\n" + "".join(json.dumps({"type": "time", "data": "t%d" % i}) + "\n"
+                                 for i in range(2000)))
+    distinct = write("distinct.json", json.dumps({"buckets": [
+        {"low": 2 * i, "high": 2 * i, "count": 1} for i in range(200000)]}) + "\n")
+    maps = write("maps.txt", "".join("@%s[\n    f%d+1\n    main+2\n, comm]: 1\n" % ("ab"[i % 2], i)
+                                     for i in range(40000)))
+    wide = write("wide.json", '{"buckets": [' + ",".join(["0"] * 15000000) + "]}\n")
+    # (label, argv, stdin, exit status, seconds, MiB normal, MiB sanitized)
+    cases = [("buckets 2 and 4097, 2,000 empty intervals", ["heatmap", gap], None, 0, 1, 50, 100),
+             ("200,000 distinct buckets in one record", ["heatmap", distinct], None, 0, 5, 300, 800),
+             ("40,000 entries alternating between two maps", ["flamegraph", maps], None, 0, 2,
+              100, 200),
+             ("a 30 MB line of 15 million values", ["heatmap", wide], None, 1, 3, 300, 500),
+             ("flamegraph of /dev/zero", ["flamegraph"], "dev-zero", 1, 3, 300, 1100),
+             ("heatmap of /dev/zero", ["heatmap", "/dev/zero"], None, 1, 3, 300, 1100)]
+    problems, measured = [], []
+    try:
+        for label, argv, stdin, status, seconds, mb, asan_mb in cases:
+            limit_mb = asan_mb if sanitized else mb
+            code, elapsed, rss, stderr = limits_run([sonde] + argv, env, stdin, timeout=60)
+            measured.append("%s: %.2f s, %d KiB" % (label, elapsed, rss))
+            if code != status or SANITIZER_RE.search(stderr):
+                problems.append("%s: exit %d, expected %d\n%s" % (label, code, status,
+                                                                   indent(stderr[-2000:])))
+            if elapsed > seconds * slack:
+                problems.append("%s: took %.2f s (limit %d s)" % (label, elapsed, seconds * slack))
+            if rss < 0 or rss > limit_mb * 1024:
+                problems.append("%s: peak RSS %d KiB (limit %d MiB)" % (label, rss, limit_mb))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if problems:
+        return "FAIL", "\n".join(problems + measured)
+    return "PASS", "; ".join(measured)
+
+
+RENDER_HOSTILE = [
+    # (what, argv after the binary, stdin, (element, attribute or None, text) to find)
+    ("a frame name that is not UTF-8", ["flamegraph"], b"bash;a\xffb;main 5\n",
+     ("g", "data-name", "a\\xffb")),
+    ("an encoded surrogate, U+FFFE, U+FFFF, a C0 and a C1 control",
+     ["flamegraph"], b"s;\xed\xa0\x80;\xef\xbf\xbe;\xef\xbf\xbf;t\x01;\xc2\x85 1\n",
+     ("g", "data-name", "\\xed\\xa0\\x80")),
+    ("a title that is not UTF-8", ["flamegraph", "--title", b"\xff", "--subtitle", b"\xef\xbf\xbf"],
+     b"a;b 1\n", ("text", None, "\\xff")),
+    ("script in --countname", ["flamegraph", "--countname",
+                               "</title><script>document.title='injected'</script><title>"],
+     b"a;b 1\n", ("title", None, "b (1 </title><script>document.title='injected'</script>"
+                   "<title>, 100.00%)")),
+    ("& in --countname", ["flamegraph", "--countname", "a&b"], b"a;b 1\n",
+     ("title", None, "b (1 a&b, 100.00%)")),
+    ("a map's frames and comm not UTF-8", ["flamegraph"],
+     b"@[\n    f\xfe+1\n    main+2\n, co\xffmm]: 3\n", ("g", "data-name", "co\\xffmm")),
+    ("perf script not UTF-8", ["flamegraph"],
+     b"pr\xc3 1234 [001] 1.0: cycles:\n\t55d0c2a1513d h\xffot+0x14 (/tmp/prog)\n\n",
+     ("g", "data-name", "h\\xffot")),
+    ("heat map labels, unit and title not UTF-8", ["heatmap", "--title", b"\xff<"],
+     b'{"type": "time", "data": "\xff\\ud800\\ufffe"}\n'
+     b'{"unit": "\\udfff<b>&", "buckets": [{"low": 0, "high": 1, "count": 1}]}\n',
+     # a lone surrogate in JSON is U+FFFD, a character like any other
+     ("title", None, "\\xff\ufffd\\xef\\xbf\\xbe, 0-1 \ufffd<b>&, 1")),
+]
+
+
+def special_render_wellformed(binary, testing_bpftrace, sanitized):
+    """Every text entering a picture is escaped: each hostile input gives an
+    SVG that python's XML parser reads, with the one script sonde wrote and
+    the hostile text shown as text (bytes that are not UTF-8 as \\xNN)."""
+    import xml.dom.minidom
+    if testing_bpftrace:
+        return "SKIP", "sonde's renderers"
+    problems = []
+    env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
+    for what, argv, stdin, (element, attribute, text) in RENDER_HOSTILE:
+        proc = subprocess.run([binary] + argv, input=stdin, capture_output=True, timeout=60, env=env)
+        err = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0 or SANITIZER_RE.search(err):
+            problems.append("%s: exit %d\n%s" % (what, proc.returncode, indent(err)))
+            continue
+        try:
+            document = xml.dom.minidom.parseString(proc.stdout)
+        except Exception as error:
+            problems.append("%s: not well-formed XML: %s" % (what, error))
+            continue
+        scripts = document.getElementsByTagName("script")
+        if len(scripts) != 1:
+            problems.append("%s: %d script elements, expected sonde's one" % (what, len(scripts)))
+        found = []
+        for node in document.getElementsByTagName(element):
+            found.append(node.getAttribute(attribute) if attribute else
+                         "".join(child.data for child in node.childNodes
+                                 if child.nodeType == child.TEXT_NODE))
+        if not any(text in value for value in found):
+            problems.append("%s: no <%s> %s holds %r; found %r" % (
+                what, element, attribute or "text", text, found[:8]))
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "%d hostile inputs, each a well-formed SVG" % len(RENDER_HOSTILE)
+
+
 def run_special(report, args, binaries, testing_bpftrace):
     # tests of the tree rather than of one binary (the normal build): run once
     once = [("special/install", special_install), ("special/completion", special_completion),
@@ -2386,6 +2509,10 @@ def run_special(report, args, binaries, testing_bpftrace):
              ("special/uprobe-usdt-checks", lambda b, s: special_uprobes(b, testing_bpftrace, s)),
              ("special/usdt-library", lambda b, s: special_usdt_library(b, testing_bpftrace, s)),
              ("special/limits-cost", lambda b, s: special_limits(b, testing_bpftrace, s)),
+             ("special/render-costs-bounded",
+              lambda b, s: special_render_costs(b, testing_bpftrace, s)),
+             ("special/render-svg-well-formed",
+              lambda b, s: special_render_wellformed(b, testing_bpftrace, s)),
              ("special/profile-known-chain",
               lambda b, s: special_known_chain(b, testing_bpftrace, s, "profile")),
              ("special/offcputime-known-chain",
@@ -2458,7 +2585,7 @@ def svg_problems(text):
     import xml.etree.ElementTree as ElementTree
     problems = []
     try:
-        ElementTree.fromstring(text.encode())
+        ElementTree.fromstring(text.encode("utf-8", "surrogateescape"))
     except ElementTree.ParseError as error:
         problems.append("not well-formed XML: %s" % error)
     urls = set(re.findall(r'\b(?:https?|ftp|file|data):[^"\s<]*|\bhref=[^\s>]*|url\([^)]*\)|@import', text))
@@ -2470,16 +2597,22 @@ def svg_problems(text):
 
 def render(binaries, argv, input_text):
     """Runs `sonde ARGV` with every build; they must agree, and the sanitizer
-    build must stay quiet. Returns the normal build's stdout."""
+    build must stay quiet. Returns the normal build's stdout. input_text is
+    str or bytes."""
+    if isinstance(input_text, str):
+        input_text = input_text.encode()
     outputs = []
     for binary, label, sanitized in binaries:
         env = dict(os.environ, **SANITIZER_ENV) if sanitized else None
-        proc = subprocess.run([binary] + argv, input=input_text, capture_output=True, text=True,
+        # bytes in, bytes out (argv may hold bytes too)
+        proc = subprocess.run([binary] + argv, input=input_text, capture_output=True,
                               timeout=60, env=env)
-        if proc.returncode != 0 or SANITIZER_RE.search(proc.stderr):
-            raise RuntimeError("%s %s failed (%d):\n%s" % (label, " ".join(argv), proc.returncode,
-                                                           indent(proc.stderr)))
-        outputs.append(proc.stdout)
+        stderr = proc.stderr.decode("utf-8", "replace")
+        if proc.returncode != 0 or SANITIZER_RE.search(stderr):
+            raise RuntimeError("%s %r failed (%d):\n%s" % (label, argv, proc.returncode,
+                                                           indent(stderr)))
+        # undecodable bytes kept (surrogateescape) for the XML parser to reject
+        outputs.append(proc.stdout.decode("utf-8", "surrogateescape"))
     if any(output != outputs[0] for output in outputs):
         raise RuntimeError("the builds drew different pictures for %s" % " ".join(argv))
     return outputs[0]
@@ -2575,6 +2708,39 @@ def browser_flamegraph(binaries, tmp):
     return "PASS", "flame_hot %.1f%% of %d samples" % (100 * share, total)
 
 
+def browser_flamegraph_hostile(binaries, tmp):
+    """Frame names and options that once broke the picture or ran script:
+    the page must parse, draw every frame with its name as text, and no
+    script but sonde's may run."""
+    problems = []
+    injection = ("</title><script>document.documentElement.setAttribute('data-injected', '1');"
+                 "window.injected = 1;</script><title>")
+    folded = (b"prog;main;a\xffb 30\nprog;main;<script>window.injected = 2</script> 20\n"
+              b"prog;main;\xef\xbf\xbe&amp 5\nprog;main;hot 45\n")
+    svg_text = render(binaries, ["flamegraph", "--title", b"\xff <T>", "--countname", injection],
+                      folded)
+    problems += svg_problems(svg_text)
+    svg_path = os.path.join(tmp, "hostile.svg")
+    with open(svg_path, "w", errors="surrogateescape") as handle:
+        handle.write(svg_text)
+    page = browser_page("check_flamegraph.html", svg_path, frame="hot")
+    names = sorted(page.get("names") or [])
+    expect = [("an error", page.get("error"), None),
+              ("a parser error", page.get("parserError"), 0),
+              ("script that ran", page.get("injected"), None),
+              ("frames drawn", names, sorted(["all", "prog", "main", "a\\xffb", "hot",
+                                              "<script>window.injected = 2</script>",
+                                              "\\xef\\xbf\\xbe&amp"])),
+              ("hot's title", page.get("title"), "hot (45 %s, 45.00%%)" % injection),
+              ("details line on hover", page.get("details"), "hot (45 %s, 45.00%%)" % injection)]
+    for what, got, want in expect:
+        if got != want:
+            problems.append("%s: %r, expected %r" % (what, got, want))
+    if problems:
+        return "FAIL", "\n".join(problems)
+    return "PASS", "%d frames, names and --countname shown as text" % len(names)
+
+
 def browser_heatmap(binaries, tmp):
     """Reads of two known sizes in two intervals, drawn and read back."""
     problems = []
@@ -2641,6 +2807,7 @@ def browser_heatmap(binaries, tmp):
 
 def run_browser(report, args, binaries):
     tests = [("browser/flamegraph-profile", browser_flamegraph),
+             ("browser/flamegraph-hostile-names", browser_flamegraph_hostile),
              ("browser/heatmap-read-sizes", browser_heatmap)]
     binaries = [b for b in binaries if os.path.exists(b[0])]
     for name, test in tests:

@@ -28,7 +28,9 @@
 #define FLAME_PAD 10
 #define FLAME_TOP (FLAME_FONT_SIZE * 3)          /* title, subtitle */
 #define FLAME_BOTTOM (FLAME_FONT_SIZE * 2 + 10)  /* the details line */
-#define FLAME_WIDTH_MAX 100000
+/* Deeper frames are left out (and the picture says so): the SVG's height
+ * must stay a number a browser draws, whatever the input. */
+#define FLAME_DEPTH_MAX 10000
 
 struct flame_node {
 	const char *name;         /* into the stack's frames; not NUL-terminated */
@@ -98,29 +100,6 @@ static void flame_add_stack(struct flame_layout *layout, const struct flame_stac
 	layout->total += stack->count;
 }
 
-/* The reversed form of "a;b;c" is "c;b;a". */
-static char *flame_reverse(const char *frames)
-{
-	size_t length = strlen(frames);
-	char *reversed = xmalloc(length + 1);
-	size_t at = 0;
-	const char *end = frames + length;
-
-	while (end > frames) {
-		const char *start = end;
-
-		while (start > frames && start[-1] != ';')
-			start--;
-		if (at)
-			reversed[at++] = ';';
-		memcpy(reversed + at, start, (size_t)(end - start));
-		at += (size_t)(end - start);
-		end = start > frames ? start - 1 : frames;
-	}
-	reversed[at] = 0;
-	return reversed;
-}
-
 /* Gathers the stacks to draw: set's, with before's counts beside them for
  * a differential graph, every stack's frames reversed for --reverse. */
 static void flame_gather(const struct folded_set *set, const struct folded_set *before,
@@ -128,20 +107,33 @@ static void flame_gather(const struct folded_set *set, const struct folded_set *
 {
 	for (int i = 0; i < set->stacks.count; i++) {
 		const struct folded_stack *stack = &set->stacks.items[i];
-		char *frames = reverse ? flame_reverse(stack->frames) : xstrdup(stack->frames);
+		char *frames = reverse ? folded_reverse_frames(stack->frames) : xstrdup(stack->frames);
 
 		folded_add(now, frames, stack->count);
 		free(frames);
 	}
 	for (int i = 0; before && i < before->stacks.count; i++) {
 		const struct folded_stack *stack = &before->stacks.items[i];
-		char *frames = reverse ? flame_reverse(stack->frames) : xstrdup(stack->frames);
+		char *frames = reverse ? folded_reverse_frames(stack->frames) : xstrdup(stack->frames);
 
 		folded_add(then, frames, stack->count);
 		/* a stack that vanished still takes part, with no width */
 		folded_add(now, frames, 0);
 		free(frames);
 	}
+}
+
+void flamegraph_write_folded(const struct folded_set *set, bool reverse, struct strbuf *out)
+{
+	struct folded_set reversed = { 0 };
+
+	if (!reverse) {
+		folded_write(set, out);
+		return;
+	}
+	flame_gather(set, NULL, true, &reversed, NULL);
+	folded_write(&reversed, out);
+	folded_free(&reversed);
 }
 
 static void flame_lay_out(const struct folded_set *now, const struct folded_set *then,
@@ -154,15 +146,19 @@ static void flame_lay_out(const struct folded_set *now, const struct folded_set 
 
 	for (int i = 0; i < now->stacks.count; i++) {
 		int position = then ? folded_find(then, now->stacks.items[i].frames) : -1;
-		int frames = 2;
+		size_t frames = 2;
 
 		stacks[i].frames = now->stacks.items[i].frames;
 		stacks[i].count = now->stacks.items[i].count;
 		stacks[i].before = position >= 0 ? then->stacks.items[position].count : 0;
 		for (const char *c = stacks[i].frames; *c; c++)
 			frames += *c == ';';
-		if (frames + 1 > path_capacity)
-			path_capacity = frames + 1;
+		/* frames deeper than any drawn are not laid out (a one-stack
+		 * input of 10^8 frames costs no node for each); the one level past
+		 * FLAME_DEPTH_MAX that is tells the picture to say so */
+		if (frames + 1 > (size_t)path_capacity)
+			path_capacity = frames + 1 > FLAME_DEPTH_MAX + 2 ? FLAME_DEPTH_MAX + 2 :
+					(int)frames + 1;
 	}
 	qsort(stacks, now->stacks.count, sizeof(*stacks), flame_stack_compare);
 	path = xcalloc(path_capacity, sizeof(*path));
@@ -320,6 +316,7 @@ static const char flame_style[] =
 	"g.frame text { pointer-events: none; }\n"
 	"g.parent { opacity: 0.5; }\n";
 
+/* count_name is already escaped */
 static void flame_frame_title(struct strbuf *out, const struct flame_node *node,
 			      const struct flame_layout *layout, const char *count_name,
 			      bool differential)
@@ -362,15 +359,18 @@ static void flame_write_frame(struct strbuf *out, const struct flame_node *node,
 	strbuf_puts(out, "</text></g>\n");
 }
 
-static int flame_check_options(const struct flamegraph_options *options, char **error)
+int flamegraph_check_options(const struct flamegraph_options *options, char **error)
 {
-	if (options->width && (options->width < 100 || options->width > FLAME_WIDTH_MAX)) {
-		*error = xasprintf("--width %d is out of range (100 to %d pixels)", options->width,
-				   FLAME_WIDTH_MAX);
+	if (options->width && (options->width < FLAMEGRAPH_WIDTH_MIN ||
+			       options->width > FLAMEGRAPH_WIDTH_MAX)) {
+		*error = xasprintf("--width %d is out of range (%d to %d pixels)", options->width,
+				   FLAMEGRAPH_WIDTH_MIN, FLAMEGRAPH_WIDTH_MAX);
 		return -EINVAL;
 	}
-	if (options->min_width < 0) {
-		*error = xasprintf("--minwidth %g cannot be negative", options->min_width);
+	/* NaN passes every comparison but this one */
+	if (!(options->min_width >= 0 && options->min_width <= FLAMEGRAPH_WIDTH_MAX)) {
+		*error = xasprintf("--minwidth %g is out of range (0 to %d pixels)", options->min_width,
+				   FLAMEGRAPH_WIDTH_MAX);
 		return -EINVAL;
 	}
 	if (options->colors && !flame_known_colors(options->colors)) {
@@ -387,17 +387,22 @@ int flamegraph_svg(const struct folded_set *set, const struct folded_set *before
 	struct folded_set now = { 0 }, then = { 0 };
 	struct flame_layout layout = { 0 };
 	int width = options->width ? options->width : 1200;
-	double min_width = options->min_width ? options->min_width : 0.1;
-	const char *count_name = options->count_name ? options->count_name : "samples";
+	double min_width = options->min_width || options->min_width_set ? options->min_width : 0.1;
 	const char *title = options->title;
+	struct strbuf count_name;
 	char *attributes;
-	bool differential = before != NULL;
+	bool differential = before != NULL, too_deep = false;
 	double scale, graph_width = width - 2 * FLAME_PAD;
 	int max_depth = 0, height, status;
 
-	status = flame_check_options(options, error);
+	status = flamegraph_check_options(options, error);
 	if (status)
 		return status;
+	if (set->overflow || (before && before->overflow)) {
+		*error = xasprintf("the sample counts add up to more than %llu (2^63-1)",
+				   (unsigned long long)FOLDED_TOTAL_MAX);
+		return -EOVERFLOW;
+	}
 	/* the stacks as given need no copy; reversed or beside a second
 	 * profile they are gathered anew */
 	if (differential || options->reverse) {
@@ -411,6 +416,10 @@ int flamegraph_svg(const struct folded_set *set, const struct folded_set *before
 		if ((double)layout.nodes.items[i].samples * scale >= min_width &&
 		    layout.nodes.items[i].depth > max_depth)
 			max_depth = layout.nodes.items[i].depth;
+	}
+	if (max_depth > FLAME_DEPTH_MAX) {
+		max_depth = FLAME_DEPTH_MAX;
+		too_deep = true;
 	}
 	height = (max_depth + 1) * FLAME_FRAME_HEIGHT + FLAME_TOP + FLAME_BOTTOM +
 		 (options->subtitle ? FLAME_FONT_SIZE : 0);
@@ -444,6 +453,12 @@ int flamegraph_svg(const struct folded_set *set, const struct folded_set *before
 	if (!layout.total)
 		strbuf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">No samples</text>\n",
 			      width / 2, FLAME_TOP + 2 * FLAME_FRAME_HEIGHT);
+	if (too_deep)
+		strbuf_printf(out, "<text id=\"note\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">"
+			      "Frames deeper than %d are left out</text>\n", width / 2, height - 4,
+			      FLAME_DEPTH_MAX);
+	strbuf_init(&count_name);
+	svg_escape_string(&count_name, options->count_name ? options->count_name : "samples");
 	strbuf_puts(out, "<g id=\"frames\">\n");
 	for (int i = 0; layout.total && i < layout.nodes.count; i++) {
 		const struct flame_node *node = &layout.nodes.items[i];
@@ -451,10 +466,11 @@ int flamegraph_svg(const struct folded_set *set, const struct folded_set *before
 		int y = options->inverted ? top + node->depth * FLAME_FRAME_HEIGHT :
 			top + (max_depth - node->depth) * FLAME_FRAME_HEIGHT;
 
-		if ((double)node->samples * scale < min_width)
+		if ((double)node->samples * scale < min_width || node->depth > max_depth)
 			continue;
-		flame_write_frame(out, node, &layout, options, count_name, differential, scale, y);
+		flame_write_frame(out, node, &layout, options, count_name.data, differential, scale, y);
 	}
+	strbuf_free(&count_name);
 	strbuf_puts(out, "</g>\n");
 	svg_script(out, flamegraph_script);
 	svg_end(out);

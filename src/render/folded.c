@@ -69,6 +69,11 @@ static bool folded_insert(struct folded_set *set, const char *frames, char *owne
 	struct folded_stack stack;
 	size_t mask, slot;
 
+	if (count > FOLDED_TOTAL_MAX - set->total) {
+		count = FOLDED_TOTAL_MAX - set->total;
+		set->overflow = true;
+	}
+	set->total += count;
 	if ((size_t)(set->stacks.count + 1) * 2 > set->index_size)
 		folded_index_grow(set);
 	mask = set->index_size - 1;
@@ -138,6 +143,28 @@ const struct folded_stack **folded_sorted(const struct folded_set *set)
 		sorted[i] = &set->stacks.items[i];
 	qsort(sorted, set->stacks.count, sizeof(*sorted), folded_compare);
 	return sorted;
+}
+
+char *folded_reverse_frames(const char *frames)
+{
+	size_t length = strlen(frames);
+	char *reversed = xmalloc(length + 1);
+	size_t at = 0;
+	const char *end = frames + length;
+
+	while (end > frames) {
+		const char *start = end;
+
+		while (start > frames && start[-1] != ';')
+			start--;
+		if (at)
+			reversed[at++] = ';';
+		memcpy(reversed + at, start, (size_t)(end - start));
+		at += (size_t)(end - start);
+		end = start > frames ? start - 1 : frames;
+	}
+	reversed[at] = 0;
+	return reversed;
 }
 
 void folded_write(const struct folded_set *set, struct strbuf *out)
@@ -259,6 +286,13 @@ static void folded_put_frame(struct strbuf *out, const char *text, size_t length
 		folded_put_name(out, text, length);
 }
 
+static int folded_overflow(int line, char **error)
+{
+	*error = xasprintf("line %d: the sample counts add up to more than %llu (2^63-1)", line,
+			   (unsigned long long)FOLDED_TOTAL_MAX);
+	return -EOVERFLOW;
+}
+
 /* ---- folded lines ---- */
 
 static int folded_parse_lines(struct folded_set *set, struct folded_cursor *cursor, char **error)
@@ -290,8 +324,9 @@ static int folded_parse_lines(struct folded_set *set, struct folded_cursor *curs
 		length = (size_t)(space - text);
 		folded_trim(&text, &length);
 		frames = xstrndup(text, length);
-		folded_add(set, frames, count);
-		free(frames);
+		folded_take(set, frames, count);
+		if (set->overflow)
+			return folded_overflow(line.number, error);
 	}
 	return 0;
 }
@@ -441,6 +476,7 @@ struct folded_entry {
 	char *map;                  /* "@" or "@name" */
 	VEC(struct folded_element) elements;
 	uint64_t count;
+	int line;                   /* where its "]: N" is */
 };
 
 static void folded_entry_free(struct folded_entry *entry)
@@ -520,19 +556,16 @@ static bool folded_kernel_frame(const char *text, size_t length)
  * its own called "schedule", a stray kernel-range word), a kernel stack is
  * full of them. With several stacks, the one that looks most like the
  * kernel's is; when none looks like it at all, the first of two is, as in
- * the usual `@[kstack, ustack, comm]`. */
-static uint64_t folded_kernel_positions(const struct folded_entry *entries, int count,
-					const char *map)
+ * the usual `@[kstack, ustack, comm]`. entries are one map's. */
+static uint64_t folded_kernel_positions(struct folded_entry *const *entries, int count)
 {
-	int kernel_frames[64] = { 0 }, frames[64] = { 0 };
+	int64_t kernel_frames[64] = { 0 }, frames[64] = { 0 };
 	uint64_t stacks = 0;
 	int best = -1;
 
 	for (int i = 0; i < count; i++) {
-		if (strcmp(entries[i].map, map) != 0)
-			continue;
-		for (int j = 0; j < entries[i].elements.count && j < 64; j++) {
-			const struct folded_element *element = &entries[i].elements.items[j];
+		for (int j = 0; j < entries[i]->elements.count && j < 64; j++) {
+			const struct folded_element *element = &entries[i]->elements.items[j];
 
 			if (!element->stack)
 				continue;
@@ -546,8 +579,8 @@ static uint64_t folded_kernel_positions(const struct folded_entry *entries, int 
 	}
 	for (int j = 0; j < 64; j++) {
 		/* compare kernel_frames[j] / frames[j] without dividing */
-		if (kernel_frames[j] && (best < 0 || (int64_t)kernel_frames[j] * frames[best] >
-						     (int64_t)kernel_frames[best] * frames[j]))
+		if (kernel_frames[j] && (best < 0 || (__int128)kernel_frames[j] * frames[best] >
+						     (__int128)kernel_frames[best] * frames[j]))
 			best = j;
 	}
 	if (best >= 0 && (__builtin_popcountll(stacks) > 1 || kernel_frames[best] * 4 >= frames[best]))
@@ -606,9 +639,20 @@ static bool folded_entry_end(const struct folded_line *line, uint64_t *count, si
 	return true;
 }
 
+/* By map name, then in the order printed (qsort is not stable). */
+static int folded_compare_entries(const void *a, const void *b)
+{
+	const struct folded_entry *left = *(struct folded_entry *const *)a;
+	const struct folded_entry *right = *(struct folded_entry *const *)b;
+	int order = strcmp(left->map, right->map);
+
+	return order ? order : (left > right) - (left < right);
+}
+
 static int folded_parse_map(struct folded_set *set, struct folded_cursor *cursor, char **error)
 {
 	VEC(struct folded_entry) entries = { 0 };
+	struct folded_entry **by_map;
 	struct folded_line line;
 	struct strbuf stack;
 	uint64_t kernel = 0;
@@ -635,24 +679,36 @@ static int folded_parse_map(struct folded_set *set, struct folded_cursor *cursor
 			}
 		}
 		folded_split_key(&entry, key, (size_t)(line.text + bracket - key));
+		entry.line = line.number;
 		vec_push(&entries, entry);
 	}
+	/* each map is judged once over all its entries: grouped by name (a
+	 * map printed twice, or two maps interleaved, still form one group),
+	 * so the cost is a sort, not a pass over every entry per map */
+	by_map = xcalloc(entries.count + 1, sizeof(*by_map));
+	for (int i = 0; i < entries.count; i++)
+		by_map[i] = &entries.items[i];
+	qsort(by_map, entries.count, sizeof(*by_map), folded_compare_entries);
 	strbuf_init(&stack);
-	for (int i = 0; i < entries.count; i++) {
-		const struct folded_entry *entry = &entries.items[i];
+	for (int i = 0, group = 0; i < entries.count && !status; i++) {
+		const struct folded_entry *entry = by_map[i];
 		bool has_stack = false;
 
-		/* a map's entries are printed together: judge each map once */
-		if (i == 0 || strcmp(entry->map, entries.items[i - 1].map) != 0)
-			kernel = folded_kernel_positions(entries.items, entries.count, entry->map);
-
+		if (i == group) {
+			while (group < entries.count && strcmp(by_map[group]->map, entry->map) == 0)
+				group++;
+			kernel = folded_kernel_positions(by_map + i, group - i);
+		}
 		for (int j = 0; j < entry->elements.count; j++)
 			has_stack |= entry->elements.items[j].stack;
 		/* maps of other values printed beside the stacks are not samples */
 		if (has_stack)
 			folded_add_entry(set, entry, kernel, &stack);
+		if (set->overflow)
+			status = folded_overflow(entry->line, error);
 	}
 	strbuf_free(&stack);
+	free(by_map);
 out:
 	for (int i = 0; i < entries.count; i++)
 		folded_entry_free(&entries.items[i]);

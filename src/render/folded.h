@@ -12,6 +12,7 @@
 #ifndef SONDE_FOLDED_H
 #define SONDE_FOLDED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -28,7 +29,16 @@ struct folded_set {
 	 * slot), so that adding 10,000s of stacks stays linear */
 	int *index;
 	size_t index_size;
+	/* every count summed, at most FOLDED_TOTAL_MAX: a count that would
+	 * take it further is cut there and overflow is set, so that a picture
+	 * can refuse rather than draw wrapped numbers */
+	uint64_t total;
+	bool overflow;
 };
+
+/* The most samples a set holds: INT64_MAX, so that a differential graph's
+ * change (samples now minus before) and every sum of them fit in an int64. */
+#define FOLDED_TOTAL_MAX ((uint64_t)INT64_MAX)
 
 /* Adds count samples of the stack (frames as in struct folded_stack);
  * the same stack added twice keeps one entry with the counts summed. */
@@ -39,8 +49,11 @@ void folded_take(struct folded_set *set, char *frames, uint64_t count);
 /* The position of the stack with exactly these frames in set->stacks, or -1. */
 int folded_find(const struct folded_set *set, const char *frames);
 /* Parses text in any of the three forms above, adding to set. 0, or -EINVAL
- * with *error set to one sentence naming the line at fault. */
+ * with *error set to one sentence naming the line at fault (-EOVERFLOW when
+ * the counts add up past FOLDED_TOTAL_MAX). */
 int folded_parse(struct folded_set *set, const char *text, size_t length, char **error);
+/* "a;b;c" as "c;b;a" (malloc'd): --reverse, the leaf at the root. */
+char *folded_reverse_frames(const char *frames);
 /* Appends the set as folded lines, sorted by stack, to out. */
 void folded_write(const struct folded_set *set, struct strbuf *out);
 /* strcmp() for frames: ';' sorts before every other byte, so that the

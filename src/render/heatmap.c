@@ -4,9 +4,16 @@
  *
  * The rows are the union of every column's buckets, sorted by range, so a
  * column that printed fewer buckets (histograms leave out empty ones at the
- * ends) still lines up; its missing cells are zero, drawn white. Colour is
- * linear in the count with a floor, so one event is still visible next to
- * thousands.
+ * ends) still lines up. Colour is linear in the count with a floor, so one
+ * event is still visible next to thousands.
+ *
+ * What is drawn is bounded by what was read: every cell of the grid while
+ * there are at most 20,000 more than buckets read, else a cell
+ * for each bucket a column printed on a white background (rows times
+ * intervals must not multiply out), rows for the gaps
+ * between ranges only up to HEAT_ROWS_MAX in all (a wider gap is one row,
+ * and the picture says so), and labels thinned to what fits. Buckets are
+ * summed by sorting, so reading and drawing cost n log n in the input.
  *
  * The JSON reader takes the two shapes sonde prints: bpftrace's hist record
  * (`{"type": "hist", "data": {"@name": [{"min", "max", "count"}...]}}`,
@@ -33,7 +40,43 @@
 #define HEAT_GRAPH_HEIGHT_MAX 640
 #define HEAT_ROW_HEIGHT 18
 #define HEAT_LABELS_MAX 20
-#define HEAT_ROWS_MAX 4096    /* gap filling stops here */
+#define HEAT_ROWS_MAX 4096    /* gap rows stop here: wider gaps are one row each */
+#define HEAT_COMPACT_MIN 64   /* a column's buckets are merged past this many */
+#define HEAT_DENSE_CELLS 20000 /* every cell is drawn up to this many more than buckets read */
+
+/* a + b, stopping at UINT64_MAX: a count that large is already a lie,
+ * but it must not become a small one */
+static uint64_t heat_add_counts(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static int heat_compare_rows(const void *a, const void *b)
+{
+	const struct heatmap_bucket *left = a, *right = b;
+
+	if (left->low != right->low)
+		return left->low < right->low ? -1 : 1;
+	if (left->high != right->high)
+		return left->high < right->high ? -1 : 1;
+	return 0;
+}
+
+/* Sorts buckets by range and sums those of the same range; the new count. */
+static int heat_merge_buckets(struct heatmap_bucket *buckets, int count)
+{
+	int kept = 0;
+
+	qsort(buckets, count, sizeof(*buckets), heat_compare_rows);
+	for (int i = 0; i < count; i++) {
+		if (kept && heat_compare_rows(&buckets[kept - 1], &buckets[i]) == 0)
+			buckets[kept - 1].count = heat_add_counts(buckets[kept - 1].count,
+								  buckets[i].count);
+		else
+			buckets[kept++] = buckets[i];
+	}
+	return kept;
+}
 
 void heatmap_begin_column(struct heatmap *map, const char *label)
 {
@@ -50,14 +93,14 @@ void heatmap_add_bucket(struct heatmap *map, int64_t low, int64_t high, uint64_t
 	if (!map->columns.count)
 		heatmap_begin_column(map, NULL);
 	column = &map->columns.items[map->columns.count - 1];
-	/* a keyed map's histograms share their buckets: add them up */
-	for (int i = 0; i < column->buckets.count; i++) {
-		if (column->buckets.items[i].low == low && column->buckets.items[i].high == high) {
-			column->buckets.items[i].count += count;
-			return;
-		}
-	}
+	/* a keyed map's histograms share their buckets: they are added up by
+	 * merging once the column has doubled since it was last merged, which
+	 * keeps a column as small as its ranges at n log n in all */
 	vec_push(&column->buckets, bucket);
+	if (column->buckets.count >= HEAT_COMPACT_MIN && column->buckets.count >= 2 * column->merged) {
+		column->buckets.count = heat_merge_buckets(column->buckets.items, column->buckets.count);
+		column->merged = column->buckets.count;
+	}
 }
 
 void heatmap_free(struct heatmap *map)
@@ -86,6 +129,11 @@ static int heat_read_bucket(struct heatmap *map, const struct json_value *bucket
 	if (!json_member_int(bucket, "count", &count) || count < 0 || (!has_low && !has_high)) {
 		*error = xasprintf("line %d: a histogram bucket lacks its \"%s\"/\"%s\" range or "
 				   "its \"count\"", line, low_key, high_key);
+		return -EINVAL;
+	}
+	if (low > high) {
+		*error = xasprintf("line %d: a histogram bucket's \"%s\" %lld is above its \"%s\" %lld",
+				   line, low_key, (long long)low, high_key, (long long)high);
 		return -EINVAL;
 	}
 	heatmap_add_bucket(map, low, has_high && high < INT64_MAX ? high + 1 : INT64_MAX,
@@ -226,63 +274,119 @@ int heatmap_parse_json(struct heatmap *map, const char *text, size_t length, cha
 
 /* ---- the SVG ---- */
 
-static int heat_compare_rows(const void *a, const void *b)
+/* How many buckets of row's pattern fill the gap from row->high up to
+ * limit: doubling for a power-of-two bucket (hist), the same width
+ * otherwise (lhist); 0 for an open-ended row ("< min", ">= max"), which has
+ * none. The arithmetic is unsigned: ranges may span all of int64. */
+static uint64_t heat_gap_buckets(const struct heatmap_bucket *row, int64_t limit)
 {
-	const struct heatmap_bucket *left = a, *right = b;
+	uint64_t width = (uint64_t)row->high - (uint64_t)row->low;
+	uint64_t gap = (uint64_t)limit - (uint64_t)row->high;
+	uint64_t count = 0;
 
-	if (left->low != right->low)
-		return left->low < right->low ? -1 : 1;
-	if (left->high != right->high)
-		return left->high < right->high ? -1 : 1;
-	return 0;
-}
-
-/* The bucket after row, in the row's pattern: doubling for a power-of-two
- * bucket (hist), the same width otherwise (lhist); never past limit. */
-static struct heatmap_bucket heat_next_bucket(const struct heatmap_bucket *row, int64_t limit)
-{
-	struct heatmap_bucket next = { .low = row->high };
-	int64_t width = row->high - row->low;
-
-	if (row->low > 0 && row->high == 2 * row->low)
-		width = row->high;
-	next.high = width > 0 && limit - next.low > width ? next.low + width : limit;
-	return next;
-}
-
-/* Every distinct bucket range of all columns, low first, with the gaps
- * between them filled (a histogram prints only the buckets it has, so a
- * range no interval reached would otherwise vanish from the axis). */
-static struct heatmap_bucket *heat_rows(const struct heatmap *map, int *count)
-{
-	VEC(struct heatmap_bucket) rows = { 0 };
-	struct heatmap_bucket *all;
-	int total = 0;
-
-	for (int i = 0; i < map->columns.count; i++)
-		total += map->columns.items[i].buckets.count;
-	all = xcalloc(total + 1, sizeof(*all));
-	for (int i = 0, k = 0; i < map->columns.count; i++) {
-		for (int j = 0; j < map->columns.items[i].buckets.count; j++)
-			all[k++] = map->columns.items[i].buckets.items[j];
+	if (row->low == INT64_MIN || row->high == INT64_MAX || row->high <= row->low)
+		return 0;
+	if (row->low > 0 && row->low <= INT64_MAX / 2 && row->high == 2 * row->low) {
+		for (int64_t high = row->high; high < limit; count++)
+			high = high > INT64_MAX / 2 ? INT64_MAX : 2 * high;
+		return count;
 	}
-	qsort(all, total, sizeof(*all), heat_compare_rows);
-	for (int i = 0; i < total; i++) {
-		if (rows.count && heat_compare_rows(&rows.items[rows.count - 1], &all[i]) == 0)
-			continue;
-		while (rows.count && rows.items[rows.count - 1].high < all[i].low &&
-		       rows.count < HEAT_ROWS_MAX) {
-			struct heatmap_bucket gap = heat_next_bucket(&rows.items[rows.count - 1], all[i].low);
+	return gap / width + (gap % width != 0);
+}
 
-			vec_push(&rows, gap);
+struct heat_rows {
+	struct heatmap_bucket *items;
+	int count;
+	int capacity;
+};
+
+static void heat_push_row(struct heat_rows *rows, struct heatmap_bucket row)
+{
+	vec_push(rows, row);
+}
+
+/* The count buckets after row, in its pattern, the last one ending at limit. */
+static void heat_fill_gap(struct heat_rows *rows, const struct heatmap_bucket *row, int64_t limit,
+			  uint64_t count)
+{
+	bool doubling = row->low > 0 && row->high == 2 * row->low;
+	uint64_t width = (uint64_t)row->high - (uint64_t)row->low;
+	int64_t low = row->high;
+
+	for (uint64_t i = 0; i < count; i++) {
+		struct heatmap_bucket next = { .low = low };
+
+		if (doubling)
+			width = (uint64_t)low;
+		next.high = (uint64_t)limit - (uint64_t)low > width ? (int64_t)((uint64_t)low + width) :
+			    limit;
+		heat_push_row(rows, next);
+		low = next.high;
+	}
+}
+
+/* Every distinct bucket range of all columns (columns are merged), low
+ * first, with the gaps between them filled (a histogram prints only the
+ * buckets it has, so a range no interval reached would otherwise vanish
+ * from the axis) while the rows stay under HEAT_ROWS_MAX; past that a gap
+ * is one row. *merged_gaps counts those. */
+static struct heatmap_bucket *heat_rows(const struct heatmap_column *columns, int column_count,
+					int *count, int *merged_gaps)
+{
+	struct heat_rows rows = { 0 };
+	struct heatmap_bucket *all;
+	int total = 0, distinct;
+
+	*merged_gaps = 0;
+	for (int i = 0; i < column_count; i++)
+		total += columns[i].buckets.count;
+	all = xcalloc(total + 1, sizeof(*all));
+	for (int i = 0, k = 0; i < column_count; i++) {
+		for (int j = 0; j < columns[i].buckets.count; j++)
+			all[k++] = columns[i].buckets.items[j];
+	}
+	distinct = heat_merge_buckets(all, total);
+	for (int i = 0; i < distinct; i++) {
+		struct heatmap_bucket last = rows.count ? rows.items[rows.count - 1] : all[i];
+
+		if (last.high < all[i].low) {
+			/* rows still to come are reserved: the gaps get what is left */
+			int64_t room = (int64_t)HEAT_ROWS_MAX - rows.count - (distinct - i);
+			uint64_t gap = heat_gap_buckets(&last, all[i].low);
+
+			/* after an open-ended row ("< min") there is no pattern to
+			 * follow: the gap is one row, as its label says */
+			if (gap && room > 0 && gap <= (uint64_t)room) {
+				heat_fill_gap(&rows, &last, all[i].low, gap);
+			} else {
+				heat_push_row(&rows, (struct heatmap_bucket){ .low = last.high,
+									      .high = all[i].low });
+				*merged_gaps += gap > 1;
+			}
 		}
-		vec_push(&rows, all[i]);
+		all[i].count = 0;
+		heat_push_row(&rows, all[i]);
 	}
 	free(all);
-	for (int i = 0; i < rows.count; i++)
-		rows.items[i].count = 0;
 	*count = rows.count;
 	return rows.items;
+}
+
+/* The row of bucket (which is one of rows, sorted): a binary search. */
+static int heat_find_row(const struct heatmap_bucket *rows, int count,
+			 const struct heatmap_bucket *bucket)
+{
+	int low = 0, high = count - 1;
+
+	while (low < high) {
+		int middle = low + (high - low) / 2;
+
+		if (heat_compare_rows(&rows[middle], bucket) < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low;
 }
 
 static void heat_range(struct strbuf *out, const struct heatmap_bucket *row)
@@ -315,16 +419,23 @@ static void heat_color(uint64_t count, uint64_t max, int rgb[3])
 		rgb[k] = count ? few[k] + (int)((most[k] - few[k]) * share) : 255;
 }
 
-/* The column's buckets sorted as the rows are, so that one walk down the
- * rows finds each count. */
-static struct heatmap_bucket *heat_sorted_column(const struct heatmap_column *column)
+/* Each column's buckets sorted and summed by range (a copy: the map is
+ * the caller's). */
+static struct heatmap_column *heat_merged_columns(const struct heatmap *map)
 {
-	struct heatmap_bucket *buckets = xcalloc(column->buckets.count + 1, sizeof(*buckets));
+	struct heatmap_column *columns = xcalloc(map->columns.count + 1, sizeof(*columns));
 
-	if (column->buckets.count)
-		memcpy(buckets, column->buckets.items, sizeof(*buckets) * column->buckets.count);
-	qsort(buckets, column->buckets.count, sizeof(*buckets), heat_compare_rows);
-	return buckets;
+	for (int i = 0; i < map->columns.count; i++) {
+		const struct heatmap_column *column = &map->columns.items[i];
+		struct heatmap_bucket *buckets = xcalloc(column->buckets.count + 1, sizeof(*buckets));
+
+		if (column->buckets.count)
+			memcpy(buckets, column->buckets.items, sizeof(*buckets) * column->buckets.count);
+		columns[i].label = column->label;
+		columns[i].buckets.items = buckets;
+		columns[i].buckets.count = heat_merge_buckets(buckets, column->buckets.count);
+	}
+	return columns;
 }
 
 static const char heat_style[] =
@@ -338,7 +449,9 @@ static void heat_legend(struct strbuf *out, int x, int y, uint64_t max)
 {
 	strbuf_printf(out, "<text x=\"%d\" y=\"%d\">count</text>\n", x, y - 6);
 	for (int i = 0; i <= 4; i++) {
-		uint64_t count = i == 0 ? 0 : i == 4 ? max : (max * (uint64_t)i + 3) / 4;
+		/* max * i / 4 rounded up, without the product wrapping */
+		uint64_t count = i == 0 ? 0 : i == 4 ? max :
+				 max / 4 * (uint64_t)i + (max % 4 * (uint64_t)i + 3) / 4;
 		int rgb[3];
 
 		if (i > 0 && count == 0)
@@ -356,20 +469,25 @@ int heatmap_svg(const struct heatmap *map, const struct heatmap_options *options
 {
 	int width = options->width ? options->width : 1200;
 	const char *title = options->title ? options->title : "Latency Heat Map";
-	int row_count, columns = map->columns.count, height, graph_height, step;
+	int row_count, columns = map->columns.count, height, graph_height, step, merged_gaps;
+	struct heatmap_column *merged;
 	double cell_width, cell_height;
 	struct heatmap_bucket *rows;
-	uint64_t max = 0;
+	uint64_t max = 0, buckets_read = 0;
+	bool dense;
 
-	if (width < 300 || width > 100000) {
-		*error = xasprintf("--width %d is out of range (300 to 100000 pixels)", width);
+	if (width < HEATMAP_WIDTH_MIN || width > HEATMAP_WIDTH_MAX) {
+		*error = xasprintf("--width %d is out of range (%d to %d pixels)", width,
+				   HEATMAP_WIDTH_MIN, HEATMAP_WIDTH_MAX);
 		return -EINVAL;
 	}
-	rows = heat_rows(map, &row_count);
+	merged = heat_merged_columns(map);
+	rows = heat_rows(merged, columns, &row_count, &merged_gaps);
 	for (int i = 0; i < columns; i++) {
-		for (int j = 0; j < map->columns.items[i].buckets.count; j++) {
-			if (map->columns.items[i].buckets.items[j].count > max)
-				max = map->columns.items[i].buckets.items[j].count;
+		buckets_read += (uint64_t)merged[i].buckets.count;
+		for (int j = 0; j < merged[i].buckets.count; j++) {
+			if (merged[i].buckets.items[j].count > max)
+				max = merged[i].buckets.items[j].count;
 		}
 	}
 	cell_height = row_count ? HEAT_ROW_HEIGHT : 0;
@@ -391,21 +509,32 @@ int heatmap_svg(const struct heatmap *map, const struct heatmap_options *options
 	if (!columns || !row_count)
 		strbuf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">No histograms</text>\n",
 			      width / 2, HEAT_TOP + 40);
-	/* cells: column by column, the lowest bucket at the bottom */
+	if (merged_gaps)
+		strbuf_printf(out, "<text id=\"note\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%d empty "
+			      "range%s drawn as one row each (past %d rows)</text>\n",
+			      width - HEAT_RIGHT, height - 8, merged_gaps, merged_gaps == 1 ? "" : "s",
+			      HEAT_ROWS_MAX);
+	/* cells, the lowest bucket at the bottom: every row of every column
+	 * (an empty cell still names its interval and range on hover) while
+	 * that is at most 20,000 more than what was read; past that, the buckets
+	 * each column printed, on the white background */
+	dense = (uint64_t)row_count * (uint64_t)columns <= buckets_read + HEAT_DENSE_CELLS;
 	strbuf_puts(out, "<g id=\"cells\">\n");
 	for (int i = 0; i < columns; i++) {
-		const struct heatmap_column *column = &map->columns.items[i];
-		struct heatmap_bucket *buckets = heat_sorted_column(column);
-		int next = 0;
+		const struct heatmap_column *column = &merged[i];
 
-		for (int j = 0; j < row_count; j++) {
+		for (int k = 0, j = 0; dense ? j < row_count : k < column->buckets.count; j++) {
 			uint64_t count = 0;
-			double y = HEAT_TOP + graph_height - (j + 1) * cell_height;
+			double y;
 			int rgb[3];
 
-			if (next < column->buckets.count &&
-			    heat_compare_rows(&buckets[next], &rows[j]) == 0)
-				count = buckets[next++].count;
+			if (!dense)
+				j = heat_find_row(rows, row_count, &column->buckets.items[k]);
+			if (k < column->buckets.count &&
+			    heat_compare_rows(&column->buckets.items[k], &rows[j]) == 0)
+				count = column->buckets.items[k++].count;
+			y = HEAT_TOP + graph_height - (j + 1) * cell_height;
+
 			heat_color(count, max, rgb);
 			strbuf_printf(out, "<rect class=\"cell\" data-column=\"%d\" data-row=\"%d\" "
 				      "data-count=\"%llu\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" "
@@ -421,14 +550,18 @@ int heatmap_svg(const struct heatmap *map, const struct heatmap_options *options
 			}
 			strbuf_printf(out, ", %llu</title></rect>\n", (unsigned long long)count);
 		}
-		free(buckets);
+		free(merged[i].buckets.items);
 	}
+	free(merged);
 	strbuf_puts(out, "</g>\n");
 	/* axes: the frame, bucket labels (thinned out when rows are thin), interval labels */
 	strbuf_printf(out, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
 		      "stroke=\"rgb(120,120,120)\"/>\n", HEAT_LEFT, HEAT_TOP,
 		      width - HEAT_LEFT - HEAT_RIGHT, graph_height);
-	step = cell_height >= 12 ? 1 : (int)(12 / cell_height) + 1;
+	/* compared as doubles first: a thin enough row makes the quotient
+	 * larger than an int holds */
+	step = cell_height >= 12 || !row_count ? 1 : 12 / cell_height >= row_count ? row_count :
+	       (int)(12 / cell_height) + 1;
 	for (int j = 0; j < row_count; j += step) {
 		strbuf_printf(out, "<text class=\"y-label\" x=\"%d\" y=\"%.1f\">", HEAT_LEFT - 6,
 			      HEAT_TOP + graph_height - j * cell_height - cell_height / 2 + 4);

@@ -25,6 +25,7 @@ struct heatmap_bucket {
 struct heatmap_column {
 	char *label;        /* the interval's time as printed ("10:02:03"), owned; NULL: its index */
 	VEC(struct heatmap_bucket) buckets;
+	int merged;         /* buckets.count when it was last sorted and summed */
 };
 
 struct heatmap {
@@ -37,6 +38,9 @@ struct heatmap_options {
 	const char *title;  /* NULL: "Latency Heat Map" */
 	int width;          /* pixels; 0: 1200 */
 };
+
+#define HEATMAP_WIDTH_MIN 300
+#define HEATMAP_WIDTH_MAX 100000
 
 /* Starts a new column (an interval); the buckets that follow go into it. */
 void heatmap_begin_column(struct heatmap *map, const char *label);

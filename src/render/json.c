@@ -13,10 +13,18 @@
 #include "../common/util.h"
 #include "json.h"
 
+/* A tree costs about 100 bytes a value and "0," is a value in two bytes:
+ * a line is refused past this many values, so that one hostile line cannot
+ * cost 50 times its size (a 256 MiB line, 12 GB). A histogram record holds
+ * four values a bucket (the object and its three numbers): this is 4,000
+ * keys of 64 buckets. */
+#define JSON_VALUES_MAX (1 << 20)
+
 struct json_reader {
 	const char *text;
 	size_t length;
 	size_t at;
+	size_t values;      /* read so far */
 	char *error;
 };
 
@@ -124,15 +132,22 @@ static char *json_read_string(struct json_reader *reader)
 		case 'u':
 			if (!json_read_hex4(reader, &code))
 				goto fail;
-			/* a surrogate pair spells one code point past U+FFFF */
-			if (code >= 0xd800 && code < 0xdc00 && reader->at + 1 < reader->length &&
+			/* a surrogate pair spells one code point past U+FFFF; a
+			 * surrogate alone is no character (UTF-8 cannot hold it), so
+			 * it becomes U+FFFD, the replacement character */
+			if (code >= 0xd800 && code < 0xdc00 && reader->at + 5 < reader->length &&
 			    reader->text[reader->at] == '\\' && reader->text[reader->at + 1] == 'u') {
+				size_t pair = reader->at;
+
 				reader->at += 2;
 				if (!json_read_hex4(reader, &low))
 					goto fail;
-				code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+				if (low >= 0xdc00 && low < 0xe000)
+					code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+				else
+					reader->at = pair;    /* read the second \u on its own */
 			}
-			json_put_utf8(&out, code);
+			json_put_utf8(&out, code >= 0xd800 && code < 0xe000 ? 0xfffd : code);
 			break;
 		default:
 			json_fail(reader, "bad escape in a string");
@@ -155,11 +170,19 @@ static struct json_value *json_new(enum json_kind kind)
 	return value;
 }
 
+/* The arrays grow to the next power of two when count reaches one, so a
+ * line of n values costs n, not n squared. */
 static void json_append(struct json_value *container, char *key, struct json_value *item)
 {
-	container->items = xrealloc(container->items, sizeof(*container->items) * (container->count + 1));
-	if (container->kind == JSON_OBJECT)
-		container->keys = xrealloc(container->keys, sizeof(*container->keys) * (container->count + 1));
+	int count = container->count;
+
+	if ((count & (count - 1)) == 0) {
+		size_t capacity = count ? 2 * (size_t)count : 4;
+
+		container->items = xrealloc(container->items, sizeof(*container->items) * capacity);
+		if (container->kind == JSON_OBJECT)
+			container->keys = xrealloc(container->keys, sizeof(*container->keys) * capacity);
+	}
 	container->items[container->count] = item;
 	if (container->kind == JSON_OBJECT)
 		container->keys[container->count] = key;
@@ -209,12 +232,14 @@ static struct json_value *json_read_container(struct json_reader *reader, int de
 static struct json_value *json_read_number(struct json_reader *reader)
 {
 	const char *start = reader->text + reader->at;
-	size_t span = strspn(start, "+-0123456789.eE");
+	size_t span = 0;
 	struct json_value *value;
 	char *end;
 
-	if (span > reader->length - reader->at)
-		span = reader->length - reader->at;
+	/* within the line only: text[length] need not end it */
+	while (span < reader->length - reader->at && strchr("+-0123456789.eE", start[span]) &&
+	       start[span])
+		span++;
 	value = json_new(JSON_NUMBER);
 	value->text = xstrndup(start, span);
 	value->number = strtod(value->text, &end);
@@ -245,6 +270,13 @@ static struct json_value *json_read_value(struct json_reader *reader, int depth)
 
 	if (depth > JSON_DEPTH_MAX) {
 		json_fail(reader, "nested too deeply");
+		return NULL;
+	}
+	if (++reader->values > JSON_VALUES_MAX) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "more than %d values in one record", JSON_VALUES_MAX);
+		json_fail(reader, what);
 		return NULL;
 	}
 	if (c == '{' || c == '[')
@@ -301,13 +333,22 @@ const struct json_value *json_member(const struct json_value *object, const char
 bool json_member_int(const struct json_value *object, const char *key, int64_t *value)
 {
 	const struct json_value *member = json_member(object, key);
+	char *end;
 
-	if (!member || member->kind != JSON_NUMBER || member->number < -9.2e18 ||
-	    member->number > 9.2e18 || member->number != (double)(int64_t)member->number)
+	if (!member || member->kind != JSON_NUMBER)
 		return false;
-	/* the text keeps integers past 2^53 exact */
-	*value = strchr(member->text, '.') || strpbrk(member->text, "eE") ?
-		 (int64_t)member->number : strtoll(member->text, NULL, 10);
+	/* the text keeps integers past 2^53 exact, and says when one is past
+	 * int64 */
+	if (!strpbrk(member->text, ".eE")) {
+		errno = 0;
+		*value = strtoll(member->text, &end, 10);
+		return !errno && !*end;
+	}
+	/* -2^63 <= number < 2^63 (both exact doubles), or the cast is undefined */
+	if (!(member->number >= -9223372036854775808.0 && member->number < 9223372036854775808.0) ||
+	    member->number != (double)(int64_t)member->number)
+		return false;
+	*value = (int64_t)member->number;
 	return true;
 }
 

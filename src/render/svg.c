@@ -1,17 +1,25 @@
 /*
- * SVG writing shared by the flame graph and the heat map. The text goes
- * through svg_escape() everywhere it comes from a profile, since frame
- * names are arbitrary bytes; the script sits in a CDATA section so that it
- * can use < and && freely and still be well-formed XML.
+ * SVG writing shared by the flame graph and the heat map. Every text that
+ * enters the picture (frame names, labels, units, the title, the count's
+ * name) goes through svg_escape(), since all of them are arbitrary bytes
+ * and a single one that is not UTF-8 makes the whole file unreadable.
+ * The script sits in a CDATA section so that it can use < and && freely
+ * and still be well-formed XML.
  */
+#include <stdint.h>
 #include <string.h>
 
+#include "../common/utf8.h"
 #include "svg.h"
 
 void svg_escape(struct strbuf *out, const char *text, size_t length)
 {
-	for (size_t i = 0; i < length; i++) {
-		unsigned char c = (unsigned char)text[i];
+	const unsigned char *bytes = (const unsigned char *)text;
+
+	for (size_t i = 0; i < length;) {
+		unsigned char c = bytes[i];
+		uint32_t point;
+		size_t run = utf8_decode(bytes + i, length - i, &point);
 
 		switch (c) {
 		case '&': strbuf_puts(out, "&amp;"); break;
@@ -20,9 +28,20 @@ void svg_escape(struct strbuf *out, const char *text, size_t length)
 		case '"': strbuf_puts(out, "&quot;"); break;
 		case '\'': strbuf_puts(out, "&apos;"); break;
 		default:
-			if (c >= 0x20 || c == '\t')
-				strbuf_putc(out, (char)c);
+			/* XML 1.0 has no place for C0 controls, U+FFFE and U+FFFF even
+			 * escaped, and a parser stops at a byte that is not UTF-8;
+			 * DEL and the C1 controls are legal but invisible */
+			if (run == 0 || point < 0x20 || (point >= 0x7f && point < 0xa0) ||
+			    point == 0xfffe || point == 0xffff) {
+				for (size_t k = 0; k < (run ? run : 1); k++)
+					strbuf_printf(out, "\\x%02x", bytes[i + k]);
+			} else {
+				strbuf_append(out, text + i, run);
+			}
+			i += run ? run : 1;
+			continue;
 		}
+		i++;
 	}
 }
 

@@ -11,8 +11,10 @@
 
 #include "../common/util.h"
 
-/* Appends text with &, <, >, " and ' escaped, and control bytes dropped
- * (XML 1.0 cannot hold them, even escaped). */
+/* Appends text with &, <, >, " and ' escaped; bytes that are not UTF-8,
+ * control characters and the code points XML 1.0 cannot hold even escaped
+ * (U+FFFE, U+FFFF) become the visible text \xNN, one per byte, so that
+ * any bytes make a well-formed picture. */
 void svg_escape(struct strbuf *out, const char *text, size_t length);
 void svg_escape_string(struct strbuf *out, const char *text);
 /* The XML declaration and the <svg> element's opening tag (with the extra

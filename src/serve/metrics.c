@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "aggregations/aggregation.h"
+#include "common/utf8.h"
 #include "runtime/losses.h"
 #include "runtime/snapshot.h"
 
@@ -373,41 +374,6 @@ void metrics_free(struct metrics *metrics)
 
 /* ---- rendering ---- */
 
-/* Length of the valid UTF-8 sequence at text (at most `left` bytes), or 0. */
-static size_t metrics_utf8_length(const unsigned char *text, size_t left)
-{
-	unsigned char c = text[0];
-	size_t length;
-	uint32_t point;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		length = 2;
-		point = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		length = 3;
-		point = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		length = 4;
-		point = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (length > left)
-		return 0;
-	for (size_t i = 1; i < length; i++) {
-		if ((text[i] & 0xc0) != 0x80)
-			return 0;
-		point = point << 6 | (text[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, past U+10FFFF */
-	if ((length == 3 && point < 0x800) || (length == 4 && point < 0x10000) ||
-	    (point >= 0xd800 && point <= 0xdfff) || point > 0x10ffff)
-		return 0;
-	return length;
-}
-
 /* A label value inside its quotes: \\, \" and \n as the format says, and
  * bytes that are control characters or not UTF-8 as the text \xNN (its
  * backslash escaped), so whatever a kernel string holds, the line parses. */
@@ -417,7 +383,8 @@ static void metrics_put_label_value(struct strbuf *sb, const char *text, size_t 
 
 	for (size_t i = 0; i < length;) {
 		unsigned char c = bytes[i];
-		size_t run = metrics_utf8_length(bytes + i, length - i);
+		uint32_t point;
+		size_t run = utf8_decode(bytes + i, length - i, &point);
 
 		if (c == '\\' || c == '"') {
 			strbuf_putc(sb, '\\');

@@ -16,6 +16,7 @@
 #include "render/folded.h"
 #include "render/heatmap.h"
 #include "render/json.h"
+#include "render/svg.h"
 
 static int passed;
 static int failed;
@@ -349,7 +350,7 @@ static void test_flamegraph(void)
 
 	struct { struct flamegraph_options options; const char *error; } bad[] = {
 		{ { .width = 20 }, "error: --width 20 is out of range (100 to 100000 pixels)" },
-		{ { .min_width = -1 }, "error: --minwidth -1 cannot be negative" },
+		{ { .min_width = -1 }, "error: --minwidth -1 is out of range (0 to 100000 pixels)" },
 		{ { .colors = "rainbow" }, "error: --colors 'rainbow' is not a palette (hot, mem, io, "
 					   "java, js, perl, red, green, blue, aqua, yellow, purple, orange)" },
 	};
@@ -483,6 +484,36 @@ static void test_heatmap(void)
 	heatmap_free(&map);
 }
 
+/* One escaper for every text entering a picture (issue 19: a byte that is
+ * not UTF-8 made the SVG unreadable, --countname went in raw). */
+static void test_svg_escape(void)
+{
+	static const struct { const char *name, *text; size_t length; const char *expected; } cases[] = {
+		{ "markup", "<a href='x'>&\"", 14, "&lt;a href=&apos;x&apos;&gt;&amp;&quot;" },
+		{ "UTF-8 kept", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5", 14,
+		  "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5" },
+		{ "a byte that is not UTF-8", "a\xff" "b", 3, "a\\xff" "b" },
+		{ "a truncated sequence", "a\xe2\x86", 3, "a\\xe2\\x86" },
+		{ "an overlong slash", "\xc0\xaf", 2, "\\xc0\\xaf" },
+		{ "an encoded surrogate", "\xed\xa0\x80", 3, "\\xed\\xa0\\x80" },
+		{ "U+FFFE and U+FFFF", "\xef\xbf\xbe\xef\xbf\xbf", 6, "\\xef\\xbf\\xbe\\xef\\xbf\\xbf" },
+		{ "C0, DEL and C1 controls, NUL", "\x01\t\n\x7f\xc2\x85\0z", 8,
+		  "\\x01\\x09\\x0a\\x7f\\xc2\\x85\\x00z" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct strbuf out;
+		char name[96];
+
+		strbuf_init(&out);
+		strbuf_puts(&out, "");
+		svg_escape(&out, cases[i].text, cases[i].length);
+		snprintf(name, sizeof(name), "svg_escape: %s", cases[i].name);
+		check_text(name, out.data, cases[i].expected);
+		strbuf_free(&out);
+	}
+}
+
 int main(void)
 {
 	test_folded_lines();
@@ -492,6 +523,7 @@ int main(void)
 	test_json();
 	test_flamegraph();
 	test_heatmap();
+	test_svg_escape();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
