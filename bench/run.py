@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Side-by-side benchmarks of sonde against Debian's bpftrace.
 
 Runs every benchmark for both tools in the same run, alternating them, and

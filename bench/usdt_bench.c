@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The cost of firing a USDT probe defined at run time with libsonde-usdt,
  * against the same probe compiled in with <sys/sdt.h> (a semaphore-guarded

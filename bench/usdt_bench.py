@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The cost of firing a libsonde-usdt probe from Python (bench/run.py's usdt
 group), against calling an empty Python function.
 

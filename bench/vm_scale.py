@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Kernel probes by the thousand, measured inside the QEMU guest.
 
 Run by bench/run.py's `vm` group through tests/vm/run-in-vm (the host kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * UTF-8 decoding by RFC 3629: one to four bytes, the shortest form only,
  * no surrogates (U+D800-U+DFFF, which only UTF-16 may spell), nothing past

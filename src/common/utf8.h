@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * UTF-8 validation, shared by the writers of text that must be valid
  * UTF-8 whatever bytes a kernel string or a profile holds: the Prometheus

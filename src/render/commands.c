@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `sonde flamegraph` and `sonde heatmap`: the command lines in front of the
  * renderers. Each reads its input whole (a file, or stdin), hands it to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The render subcommands, run from main.c's table: `sonde flamegraph` and
  * `sonde heatmap`. argv[0] is the subcommand's name; the return value is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flame graphs: folded stacks laid out as rectangles and written as one
  * self-contained SVG.

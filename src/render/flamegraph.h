@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Flame graphs: folded stacks drawn as a self-contained, interactive SVG
  * (inline style and script, nothing fetched): hover names a frame with its

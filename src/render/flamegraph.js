@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The flame graph's behaviour, embedded in every SVG sonde draws (see
 // scripts.c). It reads the layout from the frames' data attributes
 // (data-start and data-samples in samples, data-depth), so zooming is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Folded stacks: the bag of stacks a flame graph is drawn from, and the
  * readers of the three text forms profiles come in.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Folded stacks: the text form of a sampled profile that flame graphs are
  * drawn from, one line a stack, `outermost;...;innermost COUNT`, as Brendan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Latency heat maps: a series of histograms, one a column, drawn as a grid
  * of cells coloured by count.

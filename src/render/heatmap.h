@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Latency heat maps: a series of histograms, one per interval, drawn as a
  * self-contained SVG: time on the x axis, the histogram's buckets on the y

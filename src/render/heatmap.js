@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The heat map's behaviour, embedded in every heat map sonde draws (see
 // scripts.c): hovering a cell shows its interval, bucket and count in the
 // line under the map, as its <title> tooltip does after a delay.

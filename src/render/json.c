@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The JSON reader: a recursive-descent parser over one line of text, one
  * function a production of the grammar (RFC 8259). The tree it builds owns

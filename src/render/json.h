@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A small JSON reader for the records sonde and bpftrace print with
  * `-f json` (one record a line). It builds a tree of values; numbers are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The SVGs' scripts, included byte for byte with the assembler's .incbin
  * (paths are relative to the repository, where make runs) and ended with a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The scripts embedded in the SVGs sonde draws. They are kept as JavaScript
  * files beside this header (flamegraph.js, heatmap.js) so that they can be

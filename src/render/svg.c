@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * SVG writing shared by the flame graph and the heat map. Every text that
  * enters the picture (frame names, labels, units, the title, the count's

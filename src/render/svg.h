@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the flame graph and the heat map share about writing SVG: escaping
  * text for XML (C++ names hold <, > and &), the document's opening, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both check pages share: load the SVG named in the query string
 // (?svg=FILE) into the page's <object id="picture"> as a document of its
 // own, run the page's check on it once loaded, and write what it found (or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for what `sonde flamegraph` reads and draws: any bytes
  * go through folded_parse() (folded lines, a map of stacks, perf script,

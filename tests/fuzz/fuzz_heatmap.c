@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for what `sonde heatmap` reads and draws: any bytes as
  * a JSON stream of histogram records go through heatmap_parse_json() (and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What the renderers' fuzzers require of every picture beyond not
  * crashing: valid UTF-8 without the characters XML 1.0 cannot hold (C0
