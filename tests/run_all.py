@@ -2281,6 +2281,40 @@ def folded_lines(text):
     return pairs
 
 
+def cpu_idle_seconds():
+    """Seconds all CPUs have spent idle since boot (/proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return int(fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def special_profile_idle(sonde, testing_bpftrace, sanitized):
+    """profile -I counts the idle task's samples (pid 0, swapper/N, in the
+    idle loop). Whether a CPU idles is the machine's to say: the CPUs' idle
+    time over the run (/proc/stat) decides. With a tenth of a second or more
+    of it, swapper samples must be there; with none, the case is skipped
+    rather than failed or passed (a machine kept fully busy has no idle
+    task to sample)."""
+    if testing_bpftrace:
+        return "SKIP", "a sonde tool"
+    before = cpu_idle_seconds()
+    proc = subprocess.run([sonde, "profile", "-I", "-K", "-f", "-F", "999", "2"],
+                          env=sonde_env(sanitized), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, errors="replace", timeout=60)
+    idle = cpu_idle_seconds() - before
+    swapper = [line for line in proc.stdout.splitlines()
+               if re.fullmatch(r"swapper/\d+;(.*;)?do_idle(;.*)? [1-9]\d*", line)]
+    details = "%.2f s of idle CPU time, %d swapper stacks, exit %d" % (
+        idle, len(swapper), proc.returncode)
+    if proc.returncode != 0 or (sanitized and SANITIZER_RE.search(proc.stderr)):
+        return "FAIL", details + "\nstderr:\n" + indent(proc.stderr)
+    if idle >= 0.1 and not swapper:
+        return "FAIL", details + "\nstdout:\n" + indent(proc.stdout[-2000:])
+    if idle < 0.1:
+        return "SKIP", "no CPU was idle during the run: " + details
+    return "PASS", details
+
+
 def special_known_chain(sonde, testing_bpftrace, sanitized, tool):
     """profile, offcputime or stackcount of stack_chain, whose call chains
     are known: the heaviest folded stack holds exactly the hot (blocking,
@@ -2513,6 +2547,8 @@ def run_special(report, args, binaries, testing_bpftrace):
               lambda b, s: special_render_costs(b, testing_bpftrace, s)),
              ("special/render-svg-well-formed",
               lambda b, s: special_render_wellformed(b, testing_bpftrace, s)),
+             ("special/profile-idle-included",
+              lambda b, s: special_profile_idle(b, testing_bpftrace, s)),
              ("special/profile-known-chain",
               lambda b, s: special_known_chain(b, testing_bpftrace, s, "profile")),
              ("special/offcputime-known-chain",
