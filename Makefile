@@ -105,6 +105,9 @@ FUZZ_BINS  := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_
 FUZZ_TARGET:= $(if $(shell command -v $(FUZZ_CC) 2>/dev/null),$(FUZZ_BINS))
 
 fuzz: $(FUZZ_BINS)
+# made through the pattern rule, so make would take them for intermediate
+# files and delete them after each build
+.SECONDARY: $(FUZZ_OBJS)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
