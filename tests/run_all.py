@@ -2212,6 +2212,17 @@ def special_deb():
 FUZZ_SECONDS = 20
 
 
+def special_layers():
+    """The include check (tests/layers/check.py): no #include in src/ points
+    up the layers docs/architecture.md describes, beyond the known ones
+    tests/layers/known.txt lists, which may only shrink."""
+    proc = subprocess.run([sys.executable, os.path.join(TESTS, "layers", "check.py")], cwd=ROOT,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return "FAIL", proc.stdout + proc.stderr
+    return "PASS", proc.stdout.strip().splitlines()[-1]
+
+
 def fuzz_target_names():
     """The fuzzers, tests/fuzz/fuzz_NAME.c: NAME for each."""
     return sorted(os.path.basename(f)[len("fuzz_"):-len(".c")]
@@ -2496,7 +2507,7 @@ def special_render_wellformed(binary, testing_bpftrace, sanitized):
 def run_special(report, args, binaries, testing_bpftrace):
     # tests of the tree rather than of one binary (the normal build): run once
     once = [("special/install", special_install), ("special/completion", special_completion),
-            ("special/deb", special_deb)] + \
+            ("special/deb", special_deb), ("special/layers", special_layers)] + \
             [("special/fuzz-smoke" + ("" if name == "compile" else "-" + name),
               functools.partial(special_fuzz_smoke, name)) for name in fuzz_target_names()]
     for name, test in once:
