@@ -256,3 +256,18 @@ uint64_t aggregation_fold_extreme(const struct map_snapshot *snap, const unsigne
 	}
 	return best;
 }
+
+struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed)
+{
+	struct type *type = type_new(TYPE_AGGREGATION);
+	type->aggregation = aggregation;
+	type->aggregation_name = aggregation->function.name;
+	type->is_signed = is_signed;
+	type->size = aggregation->value_size;
+	return type;
+}
+
+bool type_is_bucketed(const struct type *type)
+{
+	return type_is_aggregation(type) && type->aggregation->is_bucketed;
+}

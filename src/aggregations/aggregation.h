@@ -152,4 +152,9 @@ uint64_t aggregation_fold_mean(const struct map_snapshot *snap, const struct typ
 uint64_t aggregation_fold_extreme(const struct map_snapshot *snap, const unsigned char *value,
 				  bool is_max, bool is_signed);
 
+/* The type of an aggregation's value (a map's value made by it). */
+struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed);
+/* hist, lhist: their maps' keys carry a bucket after the user's key. */
+bool type_is_bucketed(const struct type *type);
+
 #endif

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "util.h"
-#include "../aggregations/aggregation.h"
 
 /* Every type made by type_new, so type_free_all can release them together;
  * enumerations too (several types share one). */
@@ -125,15 +124,6 @@ struct type *type_tuple(struct type **elements, int count)
 	return type;
 }
 
-struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed)
-{
-	struct type *type = type_new(TYPE_AGGREGATION);
-	type->aggregation = aggregation;
-	type->is_signed = is_signed;
-	type->size = aggregation->value_size;
-	return type;
-}
-
 struct type *type_named_int(const struct int_names *names)
 {
 	struct type *type = type_new(TYPE_INT);
@@ -192,11 +182,6 @@ struct type *type_widened(struct type *type)
 bool type_is_aggregation(const struct type *type)
 {
 	return type && type->kind == TYPE_AGGREGATION;
-}
-
-bool type_is_bucketed(const struct type *type)
-{
-	return type_is_aggregation(type) && type->aggregation->is_bucketed;
 }
 
 bool type_is_integer_like(const struct type *type)
@@ -342,7 +327,7 @@ static void type_describe(struct strbuf *sb, const struct type *type)
 		strbuf_printf(sb, "[%d]", type->array_length);
 		break;
 	case TYPE_AGGREGATION:
-		strbuf_printf(sb, "%s()", type->aggregation->function.name);
+		strbuf_printf(sb, "%s()", type->aggregation_name);
 		break;
 	default:
 		strbuf_puts(sb, type_kind_name(type->kind));

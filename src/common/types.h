@@ -92,6 +92,8 @@ struct type {
 	bool is_signed;      /* TYPE_INT, and the value of sum/min/max/avg/stats */
 	/* TYPE_AGGREGATION: which one, and everything about it */
 	const struct aggregation *aggregation;
+	const char *aggregation_name; /* its function's name ("hist"), for messages: common/
+				       * does not read the record */
 	/* TYPE_INT from syscall_name() etc.: printed as a name (common/names.h) */
 	const struct int_names *int_names;
 	/* TYPE_INT of an enum type: printed by the name of its value in text
@@ -152,7 +154,6 @@ struct type *type_string(int size);
 struct type *type_pointer(struct type *pointee, bool is_user);
 /* Builds a tuple from element types, computing 8-aligned offsets. */
 struct type *type_tuple(struct type **elements, int count);
-struct type *type_aggregation(const struct aggregation *aggregation, bool is_signed);
 /* A signed 64-bit integer printed through a name table (names.h). */
 struct type *type_named_int(const struct int_names *names);
 /* bool: one byte, 0 or 1, printed true/false. */
@@ -173,7 +174,6 @@ struct type *type_widened(struct type *type);
 void type_free_all(void);
 
 bool type_is_aggregation(const struct type *type);
-bool type_is_bucketed(const struct type *type);  /* hist, lhist: keys carry a bucket */
 bool type_is_integer_like(const struct type *type); /* int or pointer */
 bool type_equal(const struct type *a, const struct type *b);
 /* Which field of a record (a tuple with named fields) holds the value that

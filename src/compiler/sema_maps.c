@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aggregations/aggregation.h"
+
 static const struct {
 	const char *name;
 	uint32_t bpf_map_type;
