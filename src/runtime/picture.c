@@ -46,8 +46,18 @@ static void picture_report(struct picture *picture, int err, const char *what)
 	}
 }
 
+/* Writes svg to the file, then says what the note says, if anything. */
+static void picture_store(struct picture *picture, const struct strbuf *svg, const char *what)
+{
+	int err = outfile_replace(picture->file, svg->data ? svg->data : "", svg->length);
+
+	picture_report(picture, err, what);
+	if (err == 0 && picture->note.length)
+		fputs(picture->note.data, stderr);
+}
+
 /* Writes svg to the picture's file, or keeps it for the end when the file
- * is a device or FIFO; then says what the note says, if anything. */
+ * is a device or FIFO, which cannot be rewritten. */
 static void picture_write(struct picture *picture, struct strbuf *svg, const char *what)
 {
 	if (picture->file->kind == OUTFILE_IN_PLACE) {
@@ -57,10 +67,7 @@ static void picture_write(struct picture *picture, struct strbuf *svg, const cha
 		picture->pending_what = what;
 		return;
 	}
-	int err = outfile_replace(picture->file, svg->data ? svg->data : "", svg->length);
-	picture_report(picture, err, what);
-	if (err == 0 && picture->note.length)
-		fputs(picture->note.data, stderr);
+	picture_store(picture, svg, what);
 }
 
 int picture_finish(struct picture *picture)
@@ -68,12 +75,7 @@ int picture_finish(struct picture *picture)
 	if (picture->request.kind == PICTURE_NONE)
 		return 0;
 	if (picture->file->kind == OUTFILE_IN_PLACE && picture->pending_what) {
-		int err = outfile_replace(picture->file,
-					  picture->pending.data ? picture->pending.data : "",
-					  picture->pending.length);
-		picture_report(picture, err, picture->pending_what);
-		if (err == 0 && picture->note.length)
-			fputs(picture->note.data, stderr);
+		picture_store(picture, &picture->pending, picture->pending_what);
 		picture->pending_what = NULL;
 	}
 	return picture->failed ? -1 : 0;
@@ -91,6 +93,7 @@ void picture_flamegraph(struct picture *picture, const struct folded_set *stacks
 	if (err < 0) {
 		fprintf(stderr, "drawing the flame graph failed: %s\n", error ? error : strerror(-err));
 		free(error);
+		picture->failed = true;
 	} else {
 		uint64_t samples = 0;
 		for (int i = 0; i < stacks->stacks.count; i++)
@@ -141,6 +144,7 @@ void picture_heatmap_end(struct picture *picture)
 	if (err < 0) {
 		fprintf(stderr, "drawing the heat map failed: %s\n", error ? error : strerror(-err));
 		free(error);
+		picture->failed = true;
 	} else {
 		picture_write(picture, &svg, "heat map");
 	}

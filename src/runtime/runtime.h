@@ -66,7 +66,7 @@ struct picture {
 	struct outfile *file;   /* where it is written: prepared (and closed) by the caller */
 	struct heatmap heatmap;
 	uint64_t column_ns;     /* when the last heat map column began */
-	bool failed;            /* a write failed, and was reported */
+	bool failed;            /* drawing or writing it failed, and was said: exit 1 */
 	struct strbuf pending;  /* a device's or FIFO's picture, written at the end */
 	const char *pending_what; /* what pending is ("flame graph"); NULL: nothing pending */
 	struct strbuf note;     /* said on stderr once the picture is written */
